@@ -1,0 +1,347 @@
+/*
+ * vsched/plugin.h -- the vsched plugin ABI, version 1.
+ *
+ * This is the only header a plugin needs. It includes nothing of vsched's
+ * and compiles as C99 and as C++.
+ *
+ * A plugin is a shared object exporting exactly one symbol,
+ * VSCHED_PLUGIN_ENTRY_SYMBOL, a function returning a pointer to a static
+ * vsched_plugin descriptor. The host checks, in this order:
+ *
+ *   1. the entry symbol exists;
+ *   2. abi_major == VSCHED_PLUGIN_ABI_MAJOR of the host, and abi_minor is not
+ *      newer than the host's (an older minor is accepted: fields are only
+ *      ever appended, and `size` says how many the plugin knows);
+ *   3. every required operation of each declared role is non-NULL;
+ *   4. the plugin's INI section validates against its schema;
+ *
+ * and only then calls create().
+ *
+ * Versioning policy: a change that removes, reorders or retypes a field, or
+ * changes the meaning of an operation, bumps VSCHED_PLUGIN_ABI_MAJOR. Adding
+ * a field at the END of a struct, or a new optional operation, bumps
+ * VSCHED_PLUGIN_ABI_MINOR. The host reads a field only when the struct's
+ * `size` covers it.
+ *
+ * Ownership, in one rule: a buffer a plugin hands to the host through an
+ * out-parameter is allocated with ctx->alloc and owned by the host from then
+ * on; a buffer the host hands to a plugin is borrowed for the duration of the
+ * call. The one exception, opaque snapshots, is freed by the plugin's own
+ * snapshot_free operation. Each field below says which rule applies.
+ *
+ * Threading: an operation may be called from any host thread. A plugin
+ * whose instance is safe to call concurrently sets
+ * VSCHED_PLUGIN_THREAD_SAFE; otherwise the host serialises every call into
+ * that instance. create/destroy are always called from one thread.
+ */
+#ifndef VSCHED_PLUGIN_H
+#define VSCHED_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VSCHED_PLUGIN_ABI_MAJOR 1
+#define VSCHED_PLUGIN_ABI_MINOR 0
+
+/* The exported entry symbol's name. A plugin defines it with
+ * VSCHED_PLUGIN_DEFINE(modname), where modname is the module's file name
+ * without ".so" and with every character outside [A-Za-z0-9_] replaced by
+ * '_'. That spells libltdl's per-module name, modname_LTX_vsched_plugin_entry,
+ * which lets several plugins be linked into one program (preloaded) without
+ * clashing. The host also accepts the plain name for hand-built modules.
+ *
+ *     VSCHED_PLUGIN_DEFINE(myexec) { return &my_descriptor; }
+ */
+#define VSCHED_PLUGIN_ENTRY_SYMBOL "vsched_plugin_entry"
+#define VSCHED_PLUGIN_DEFINE(modname)                                         \
+    VSCHED__EXTERN_C VSCHED_PLUGIN_EXPORT const struct vsched_plugin          \
+        *modname##_LTX_vsched_plugin_entry(void);                             \
+    VSCHED__EXTERN_C VSCHED_PLUGIN_EXPORT const struct vsched_plugin          \
+        *modname##_LTX_vsched_plugin_entry(void)
+
+#ifdef __cplusplus
+#define VSCHED__EXTERN_C extern "C"
+#else
+#define VSCHED__EXTERN_C
+#endif
+
+/* Visibility for the entry symbol; everything else in a plugin should be
+ * static or hidden. */
+#if defined(__GNUC__) || defined(__clang__)
+#define VSCHED_PLUGIN_EXPORT __attribute__((visibility("default")))
+#else
+#define VSCHED_PLUGIN_EXPORT
+#endif
+
+/*
+ * Status codes: one list for plugins, the library and the host. Every
+ * function in vsched returns 0 on success or one of these negative values.
+ * X(NAME, value, message)
+ */
+#define VSCHED_ERROR_LIST(X)                                                  \
+    X(ERR, -1, "operation failed")                                            \
+    X(NOMEM, -2, "out of memory")                                             \
+    X(INVAL, -3, "invalid argument")                                          \
+    X(NOENT, -4, "no such file")                                              \
+    X(ESCAPE, -5, "path resolves outside the loader root")                    \
+    X(IO, -6, "input/output error")                                           \
+    X(CANCELLED, -7, "cancelled")                                             \
+    X(TOOL, -8, "external tool failed")                                       \
+    X(UNSUPPORTED, -9, "operation not supported")                             \
+    X(FULL, -10, "queue full")                                                \
+    X(SUPERSEDED, -11, "superseded by newer content")                         \
+    X(DEPFAIL, -12, "a dependency failed")                                    \
+    X(CYCLE, -13, "dependency cycle")                                         \
+    X(SHUTDOWN, -14, "scheduler is shutting down")                            \
+    X(EXHAUSTED, -15, "generation counter exhausted")                         \
+    X(ABI, -16, "plugin ABI mismatch")                                        \
+    X(CONFIG, -17, "configuration error")                                     \
+    X(STALE, -18, "stale identity")                                           \
+    X(TIMEDOUT, -19, "timed out")
+
+typedef enum vsched_status {
+    VSCHED_OK = 0,
+#define VSCHED__ERRENUM(name, value, msg) VSCHED_E##name = value,
+    VSCHED_ERROR_LIST(VSCHED__ERRENUM)
+#undef VSCHED__ERRENUM
+    VSCHED_E__LAST = -20
+} vsched_status;
+
+/* ------------------------------------------------------------------------
+ * The per-call context. The host builds one for every operation call; it is
+ * valid only for the duration of that call.
+ */
+typedef enum vsched_severity {
+    VSCHED_SEV_NOTE = 0,
+    VSCHED_SEV_WARNING = 1,
+    VSCHED_SEV_ERROR = 2
+} vsched_severity;
+
+typedef struct vsched_ctx vsched_ctx;
+struct vsched_ctx {
+    size_t size; /* sizeof(vsched_ctx) as the host knows it */
+
+    /* Non-zero once the work this call belongs to has been cancelled
+     * (superseded, interrupted, or a dependency failed). Long operations
+     * poll it and return VSCHED_ECANCELLED. */
+    int (*is_cancelled)(const vsched_ctx *ctx);
+
+    /* Report one diagnostic. `file` may be NULL; `line` 0 means none.
+     * `message` is borrowed (copied by the host); it may span lines, as a
+     * compiler's stderr does. Plugins never print themselves. */
+    void (*diag)(const vsched_ctx *ctx, vsched_severity sev, const char *file,
+                 unsigned line, const char *message);
+
+    /* The host allocator. Every buffer a plugin returns through an
+     * out-parameter comes from alloc; the host frees it with free. alloc
+     * returns NULL on exhaustion; realloc follows C's realloc. */
+    void *(*alloc)(const vsched_ctx *ctx, size_t size);
+    void *(*realloc)(const vsched_ctx *ctx, void *ptr, size_t size);
+    void (*free)(const vsched_ctx *ctx, void *ptr);
+
+    void *host; /* opaque to plugins */
+};
+
+/* ------------------------------------------------------------------------
+ * Configuration schema: the keys a plugin accepts in its INI section.
+ */
+typedef enum vsched_key_type {
+    VSCHED_KEY_STRING = 0, /* any text */
+    VSCHED_KEY_INT = 1,    /* decimal integer within [min, max] */
+    VSCHED_KEY_BOOL = 2,   /* true/false/yes/no/on/off/1/0 */
+    VSCHED_KEY_PATH = 3,   /* resolved by the host relative to the INI's dir */
+    VSCHED_KEY_LIST = 4    /* whitespace-separated words */
+} vsched_key_type;
+
+#define VSCHED_KEY_REQUIRED 0x1u    /* must be present (no default) */
+#define VSCHED_KEY_PER_PROFILE 0x2u /* may be overridden in [profile.NAME] */
+
+typedef struct vsched_key {
+    const char *name;    /* INI key */
+    vsched_key_type type;
+    const char *dflt;    /* default value as INI text, or NULL for none */
+    const char *help;    /* one line */
+    long long min, max;  /* inclusive range for VSCHED_KEY_INT */
+    unsigned flags;      /* VSCHED_KEY_* */
+} vsched_key;
+
+/* Read access to the validated configuration, handed to create(). Values
+ * are borrowed and live until destroy(). For the plugin's own section,
+ * defaults from the schema are filled in and PATH values are absolute. */
+typedef struct vsched_config vsched_config;
+struct vsched_config {
+    size_t size;
+    /* The plugin's own section name ("loader" or "executor"). */
+    const char *section;
+    /* Value of `key` in `section` ("executor", "profile.debug", ...), or
+     * NULL when unset and without default. */
+    const char *(*get)(const vsched_config *cfg, const char *section,
+                       const char *key);
+    /* Directory of the INI file, absolute. */
+    const char *config_dir;
+    void *host;
+};
+
+/* ------------------------------------------------------------------------
+ * Source loader role.
+ */
+typedef struct vsched_loader_ops {
+    size_t size; /* sizeof(vsched_loader_ops) as the plugin knows it */
+
+    /* Required. Read the whole source named `name` (a source name relative
+     * to the loader root). On success *bytes (ctx->alloc, host-owned) and
+     * *len are set. VSCHED_ENOENT when missing, VSCHED_EESCAPE when the
+     * name resolves outside the root. */
+    int (*load)(void *inst, const vsched_ctx *ctx, const char *name,
+                char **bytes, size_t *len);
+
+    /* Required. 1 if `name` exists, 0 if not, negative status on error. */
+    int (*exists)(void *inst, const vsched_ctx *ctx, const char *name);
+
+    /* Required. Kind of the source (e.g. "c", "header", "cxx"), written as
+     * a NUL-terminated string into `kind` (caller buffer of `cap` bytes). */
+    int (*classify)(void *inst, const vsched_ctx *ctx, const char *name,
+                    char *kind, size_t cap);
+
+    /* Required. Canonical source name of `name` (relative to the root,
+     * "." and ".." resolved, symlinks followed) into *canonical
+     * (ctx->alloc, host-owned). VSCHED_EESCAPE outside the root. */
+    int (*realpath)(void *inst, const vsched_ctx *ctx, const char *name,
+                    char **canonical);
+} vsched_loader_ops;
+
+/* ------------------------------------------------------------------------
+ * Stage executor role.
+ */
+
+/* Result of the Source stage. */
+typedef struct vsched_source_out {
+    void *snapshot;        /* plugin-owned; released by snapshot_free */
+    uint64_t content_hash; /* hash of the source content */
+} vsched_source_out;
+
+/* Result of extract_deps. Every array and string is ctx->alloc'ed and
+ * host-owned. Names are source names relative to the loader root. */
+typedef struct vsched_deps_out {
+    char **deps;       /* forward dependencies (ingested, loaded) */
+    size_t n_deps;
+    char **blockers;   /* files whose Analysis gates this file's Analysis
+                          and Artifact */
+    size_t n_blockers;
+} vsched_deps_out;
+
+/* Input of the Analysis stage. */
+typedef struct vsched_analysis_in {
+    const char *name;            /* borrowed */
+    const void *snapshot;        /* borrowed; from source() */
+    uint64_t content_hash;
+    const uint64_t *blocker_hashes; /* borrowed; analysis hashes of the
+                                       blockers, in extract_deps order */
+    size_t n_blockers;
+} vsched_analysis_in;
+
+/* Input of the Artifact stage. */
+typedef struct vsched_artifact_in {
+    const char *name;          /* borrowed */
+    const char *profile;       /* borrowed; profile name */
+    const void *snapshot;      /* borrowed */
+    uint64_t analysis_hash;
+} vsched_artifact_in;
+
+/* Result of the Artifact stage. Either the plugin wrote its output to
+ * tmp_path (it chose the name, in the same directory as path), or it
+ * returns the bytes and leaves tmp_path NULL. The host publishes by rename
+ * to `path`; on any failure it removes tmp_path. All ctx->alloc'ed,
+ * host-owned. */
+typedef struct vsched_artifact_out {
+    char *path;      /* final output path (absolute) */
+    char *tmp_path;  /* where the plugin wrote it, or NULL */
+    char *bytes;     /* output bytes when tmp_path is NULL */
+    size_t len;
+    uint64_t artifact_hash; /* key of what was produced (0 if unknown) */
+} vsched_artifact_out;
+
+/* A generic graph job (e.g. a link step). */
+typedef struct vsched_job_in {
+    const char *kind;           /* borrowed; job kind, e.g. "link" */
+    const char *name;           /* borrowed; job name, e.g. "hello" */
+    const char *profile;        /* borrowed */
+    const char *const *inputs;  /* borrowed; artifact paths */
+    size_t n_inputs;
+} vsched_job_in;
+
+typedef struct vsched_executor_ops {
+    size_t size; /* sizeof(vsched_executor_ops) as the plugin knows it */
+
+    /* Required. Parse the loaded bytes (borrowed) of `name` into a snapshot.
+     * `kind` is the loader's classification. */
+    int (*source)(void *inst, const vsched_ctx *ctx, const char *name,
+                  const char *kind, const char *bytes, size_t len,
+                  vsched_source_out *out);
+
+    /* Required. Dependencies of a parsed snapshot (borrowed). */
+    int (*extract_deps)(void *inst, const vsched_ctx *ctx, const char *name,
+                        const void *snapshot, vsched_deps_out *out);
+
+    /* Required. Analysis hash (an interface hash of the file and what it
+     * depends on) into *hash. */
+    int (*analysis)(void *inst, const vsched_ctx *ctx,
+                    const vsched_analysis_in *in, uint64_t *hash);
+
+    /* Required. Produce the artifact of `in->name` for `in->profile`. */
+    int (*artifact)(void *inst, const vsched_ctx *ctx,
+                    const vsched_artifact_in *in, vsched_artifact_out *out);
+
+    /* Required. Release a snapshot returned by source(). */
+    void (*snapshot_free)(void *inst, void *snapshot);
+
+    /* Optional (may be NULL). Run a generic graph job; same output rules
+     * as artifact(). */
+    int (*job)(void *inst, const vsched_ctx *ctx, const vsched_job_in *in,
+               vsched_artifact_out *out);
+} vsched_executor_ops;
+
+/* ------------------------------------------------------------------------
+ * The descriptor.
+ */
+#define VSCHED_ROLE_LOADER 0x1u
+#define VSCHED_ROLE_EXECUTOR 0x2u
+
+#define VSCHED_PLUGIN_THREAD_SAFE 0x1u
+
+typedef struct vsched_plugin {
+    uint32_t abi_major;  /* VSCHED_PLUGIN_ABI_MAJOR the plugin was built for */
+    uint32_t abi_minor;  /* VSCHED_PLUGIN_ABI_MINOR the plugin was built for */
+    size_t size;         /* sizeof(vsched_plugin) as the plugin knows it */
+    const char *name;    /* short name, [a-z0-9_-]+ */
+    const char *version; /* the plugin's own version */
+    const char *description; /* one line */
+    unsigned roles;      /* VSCHED_ROLE_* */
+    unsigned flags;      /* VSCHED_PLUGIN_* */
+
+    const vsched_key *schema; /* accepted keys of the plugin's section */
+    size_t n_schema;
+
+    /* Required. Create an instance from validated configuration (borrowed,
+     * valid until destroy). On failure return a negative status and set
+     * *errmsg (ctx->alloc'ed, host-owned) to a one-line reason. */
+    int (*create)(const vsched_ctx *ctx, const vsched_config *cfg,
+                  void **inst, char **errmsg);
+    /* Required. Destroy an instance. */
+    void (*destroy)(void *inst);
+
+    const vsched_loader_ops *loader;     /* when roles has LOADER */
+    const vsched_executor_ops *executor; /* when roles has EXECUTOR */
+} vsched_plugin;
+
+/* The entry point every plugin exports. */
+typedef const vsched_plugin *(*vsched_plugin_entry_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* VSCHED_PLUGIN_H */

@@ -1,0 +1,205 @@
+/*
+ * vsched/vsched.h -- the embedding API of libvsched.
+ *
+ * libvsched schedules per-file work through three stages (Source, Analysis,
+ * Artifact per profile) on a job graph, executing it with a stage executor
+ * and a source loader that speak the plugin ABI of <vsched/plugin.h>.
+ *
+ * Conventions for every function declared here:
+ *   - returns 0 (VSCHED_OK) or a negative vsched_status; vsched_strerror()
+ *     names it;
+ *   - pointers passed in are borrowed for the duration of the call unless a
+ *     comment says the library keeps them;
+ *   - objects are thread-safe unless a comment says otherwise.
+ */
+#ifndef VSCHED_VSCHED_H
+#define VSCHED_VSCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vsched/plugin.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define VSCHED_API __attribute__((visibility("default")))
+#else
+#define VSCHED_API
+#endif
+
+/* Library version. */
+#define VSCHED_VERSION_STRING "0.1.0"
+VSCHED_API const char *vsched_version(void);
+
+/* Message of a status code ("queue full"); never NULL. */
+VSCHED_API const char *vsched_strerror(int status);
+/* Symbolic name of a status code ("VSCHED_EFULL"); never NULL. */
+VSCHED_API const char *vsched_errname(int status);
+
+/* ------------------------------------------------------------------------
+ * Pools. The host creates them and hands them to the scheduler, which
+ * keeps a reference but never owns their lifetime: destroy the scheduler
+ * first, then its pools.
+ */
+typedef struct vsched_pool vsched_pool;
+
+typedef enum vsched_pool_kind {
+    VSCHED_POOL_CPU = 0, /* stage execution: parse, Analysis, Artifact */
+    VSCHED_POOL_IO = 1   /* source loading only */
+} vsched_pool_kind;
+
+typedef void (*vsched_task_fn)(void *arg);
+
+/* Create a pool of `threads` workers (>= 1) whose transport holds at most
+ * `capacity` queued-or-running tasks (0 picks 4 x threads; smaller values
+ * are raised to 4 x threads for CPU pools). */
+VSCHED_API int vsched_pool_create(vsched_pool **out, vsched_pool_kind kind,
+                                  unsigned threads, size_t capacity);
+/* Queue `fn(arg)`. VSCHED_EFULL when the transport is saturated: nothing
+ * was queued, the caller keeps `arg`. Never blocks. */
+VSCHED_API int vsched_pool_try_submit(vsched_pool *pool, vsched_task_fn fn,
+                                      void *arg);
+/* Run every queued task, then join the workers and free the pool. */
+VSCHED_API void vsched_pool_destroy(vsched_pool *pool);
+VSCHED_API vsched_pool_kind vsched_pool_get_kind(const vsched_pool *pool);
+VSCHED_API unsigned vsched_pool_threads(const vsched_pool *pool);
+/* Kind of the pool whose worker is the calling thread, or -1 if the caller
+ * is no pool worker. */
+VSCHED_API int vsched_pool_current_kind(void);
+
+/* ------------------------------------------------------------------------
+ * The scheduler.
+ */
+typedef struct vsched vsched;
+
+typedef enum vsched_stage {
+    VSCHED_STAGE_SOURCE = 0,
+    VSCHED_STAGE_ANALYSIS = 1,
+    VSCHED_STAGE_ARTIFACT = 2
+} vsched_stage;
+
+/* Short lower-case name of a stage ("source"). */
+VSCHED_API const char *vsched_stage_name(vsched_stage stage);
+
+/* A loaded plugin instance in one role. The library keeps these pointers
+ * until vsched_destroy(). When thread_safe is 0 the library serialises
+ * every call into `inst`. */
+typedef struct vsched_loader_binding {
+    const vsched_loader_ops *ops;
+    void *inst;
+    int thread_safe;
+} vsched_loader_binding;
+
+typedef struct vsched_executor_binding {
+    const vsched_executor_ops *ops;
+    void *inst;
+    int thread_safe;
+} vsched_executor_binding;
+
+typedef struct vsched_options {
+    size_t size;               /* sizeof(vsched_options) */
+    vsched_pool *cpu_pool;     /* required; stage execution */
+    vsched_pool *io_pool;      /* required; source loading */
+    vsched_loader_binding loader;
+    vsched_executor_binding executor;
+    size_t inbox_capacity;     /* 0 = 1024 */
+} vsched_options;
+
+/* Create a scheduler and start its driver thread. */
+VSCHED_API int vsched_create(vsched **out, const vsched_options *opts);
+/* Stop the driver promptly, cancel what has not run, finish every waiter
+ * (VSCHED_ESHUTDOWN), join, free. Pools are left to the caller. */
+VSCHED_API void vsched_destroy(vsched *s);
+
+/* One request: bring `name` to `stage` (for Artifact, in `profile`). */
+#define VSCHED_REQ_FOLLOW_LATEST 0x1u /* re-admit on supersession */
+
+typedef struct vsched_request {
+    const char *name;     /* source name; copied */
+    vsched_stage stage;
+    const char *profile;  /* Artifact only; copied */
+    int priority;         /* higher runs first; 0 is normal */
+    unsigned flags;       /* VSCHED_REQ_* */
+} vsched_request;
+
+typedef struct vsched_handle vsched_handle;
+typedef struct vsched_batch vsched_batch;
+
+/* A diagnostic reported by a plugin while serving a request. */
+typedef struct vsched_diag {
+    vsched_severity severity;
+    const char *file;     /* may be NULL */
+    unsigned line;
+    const char *message;
+} vsched_diag;
+
+/* The outcome of one request; owned by its handle, valid until the handle
+ * is released. */
+typedef struct vsched_result {
+    int status;                /* 0 or a negative vsched_status */
+    const char *name;          /* canonical source name */
+    vsched_stage stage;        /* the requested stage */
+    const char *profile;       /* Artifact only */
+    vsched_stage failed_stage; /* the stage that failed, when status != 0 */
+    const char *failed_dep;    /* VSCHED_EDEPFAIL/ECYCLE: the dependency */
+    const char *message;       /* one-line reason when status != 0 */
+    uint64_t incarnation;      /* identity of the file node that served it */
+    uint64_t generation;
+    uint64_t content_hash;
+    uint64_t analysis_hash;
+    const char *artifact_path; /* Artifact only */
+    const vsched_diag *diags;  /* diagnostics of the failing or final stage */
+    size_t n_diags;
+    uint64_t started_ns, finished_ns; /* monotonic; stage work of this file */
+} vsched_result;
+
+/* Submit one request; *out receives a handle the caller releases with
+ * vsched_handle_release (after or instead of waiting). */
+VSCHED_API int vsched_submit_request(vsched *s, const vsched_request *req,
+                                     vsched_handle **out);
+/* Block until the request finishes; *res is owned by the handle. */
+VSCHED_API int vsched_wait(vsched_handle *h, const vsched_result **res);
+VSCHED_API void vsched_handle_release(vsched_handle *h);
+
+/* Submit n requests as n inbox items (non-atomic: an observer may see part
+ * of the batch admitted). */
+VSCHED_API int vsched_submit_batch(vsched *s, const vsched_request *reqs,
+                                   size_t n, vsched_batch **out);
+/* Submit n requests as ONE inbox item admitted in one critical section. */
+VSCHED_API int vsched_submit_batch_atomic(vsched *s,
+                                          const vsched_request *reqs,
+                                          size_t n, vsched_batch **out);
+/* Wait for every request of a batch; res[i] (owned by the batch) is the
+ * result of reqs[i]. Never returns a partial set. */
+VSCHED_API int vsched_wait_batch(vsched_batch *b, const vsched_result **res);
+VSCHED_API size_t vsched_batch_size(const vsched_batch *b);
+VSCHED_API void vsched_batch_release(vsched_batch *b);
+
+/* Counters; a snapshot, consistent with itself. */
+typedef struct vsched_stats {
+    uint64_t submit_count;         /* inbox submissions (a batch counts 1) */
+    uint64_t batch_submissions;    /* vsched_account_batch_submission calls */
+    uint64_t dedup_joins;
+    uint64_t stale_completion_refusals;
+    uint64_t inbox_depth_max;
+    uint64_t ready_depth_max;
+    uint64_t files;                /* live file nodes */
+    uint64_t graph_nodes;          /* live graph nodes */
+    uint64_t edges;                /* live dependency edges */
+    uint64_t waiters;              /* parked request waiters */
+    uint64_t stage_runs[3];        /* executed Source/Analysis/Artifact */
+    uint64_t stage_failures[3];
+} vsched_stats;
+
+VSCHED_API void vsched_get_stats(vsched *s, vsched_stats *out);
+/* Count one host batch submission (the coordinator calls it once per
+ * non-empty batch); lock-free. */
+VSCHED_API void vsched_account_batch_submission(vsched *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* VSCHED_VSCHED_H */

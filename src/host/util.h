@@ -1,0 +1,31 @@
+/*
+ * util -- small host helpers: checked allocation, formatted strings,
+ * paths.
+ */
+#ifndef VSCHED_HOST_UTIL_H
+#define VSCHED_HOST_UTIL_H
+
+#include <stddef.h>
+
+#if defined(__GNUC__)
+#define VR_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define VR_PRINTF(f, a)
+#endif
+
+/* malloc/strdup that abort with a message on exhaustion (the host has no
+ * way to continue without memory). */
+void *vr_xmalloc(size_t n);
+void *vr_xcalloc(size_t n, size_t size);
+void *vr_xrealloc(void *p, size_t n);
+char *vr_xstrdup(const char *s);
+/* asprintf into a fresh heap string; aborts on exhaustion. */
+char *vr_strfmt(const char *fmt, ...) VR_PRINTF(1, 2);
+
+/* `path` made absolute against `dir` (unless already absolute) and
+ * lexically normalised ("." and ".." and "//" removed). Heap string. */
+char *vr_path_join(const char *dir, const char *path);
+/* Directory part of an absolute or relative path, made absolute. */
+char *vr_path_dirname_abs(const char *path);
+
+#endif

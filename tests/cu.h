@@ -1,0 +1,43 @@
+/*
+ * cu.h -- the shared CUnit runner of the test programs.
+ *
+ * Each test program lists its tests in a vr_cu_test array and calls
+ * vr_cu_main(). The runner prints CUnit's basic-mode run summary and exits
+ * 0 only when every assertion passed and at least one test ran.
+ */
+#ifndef VSCHED_TESTS_CU_H
+#define VSCHED_TESTS_CU_H
+
+#include <CUnit/Basic.h>
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct vr_cu_test {
+    const char *name;
+    void (*fn)(void);
+} vr_cu_test;
+
+static inline int vr_cu_main(const char *suite_name, const vr_cu_test *tests)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 99;
+    CU_pSuite suite = CU_add_suite(suite_name, NULL, NULL);
+    if (suite == NULL)
+        return 99;
+    for (const vr_cu_test *t = tests; t->name != NULL; t++)
+        if (CU_add_test(suite, t->name, t->fn) == NULL)
+            return 99;
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned failed = CU_get_number_of_failures();
+    unsigned ran = CU_get_number_of_tests_run();
+    unsigned tests_failed = CU_get_number_of_tests_failed();
+    CU_cleanup_registry();
+    fflush(stdout);
+    if (ran == 0)
+        return 99;
+    return (failed == 0 && tests_failed == 0) ? 0 : 1;
+}
+
+#endif
