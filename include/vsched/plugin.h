@@ -255,8 +255,9 @@ typedef struct vsched_artifact_in {
 /* Result of the Artifact stage. Either the plugin wrote its output to
  * tmp_path (it chose the name, in the same directory as path), or it
  * returns the bytes and leaves tmp_path NULL. The host publishes by rename
- * to `path`; on any failure it removes tmp_path. All ctx->alloc'ed,
- * host-owned. */
+ * to `path`; on any failure it removes tmp_path. An executor whose stage
+ * produces no file (a test executor) leaves path, tmp_path and bytes NULL.
+ * All ctx->alloc'ed, host-owned. */
 typedef struct vsched_artifact_out {
     char *path;      /* final output path (absolute) */
     char *tmp_path;  /* where the plugin wrote it, or NULL */
