@@ -1,0 +1,577 @@
+/*
+ * test_sched -- the file-stage scheduler of libvsched, driven through its
+ * public API with an in-memory loader and a recording executor.
+ *
+ * Sources are a table of (name, content); content lines "blocker NAME"
+ * declare blockers. The executor records every stage it runs, in order,
+ * with the kind of pool that ran it.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <vsched/vsched.h>
+
+#include "cu.h"
+
+/* ---- the in-memory world ------------------------------------------------ */
+
+typedef struct mem_file {
+    const char *name;
+    const char *content;
+} mem_file;
+
+static const mem_file *world;
+static void record(char stage, const char *name);
+
+static const mem_file *world_find(const char *name)
+{
+    for (const mem_file *f = world; f != NULL && f->name != NULL; f++)
+        if (strcmp(f->name, name) == 0)
+            return f;
+    return NULL;
+}
+
+static char *ctx_strdup(const vsched_ctx *ctx, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = ctx->alloc(ctx, n);
+    memcpy(d, s, n);
+    return d;
+}
+
+static int mem_load(void *inst, const vsched_ctx *ctx, const char *name,
+                    char **bytes, size_t *len)
+{
+    const mem_file *f = world_find(name);
+    record('L', name);
+    if (f == NULL)
+        return VSCHED_ENOENT;
+    *bytes = ctx_strdup(ctx, f->content);
+    *len = strlen(f->content);
+    return VSCHED_OK;
+}
+
+static int mem_exists(void *inst, const vsched_ctx *ctx, const char *name)
+{
+    return world_find(name) != NULL;
+}
+
+static int mem_classify(void *inst, const vsched_ctx *ctx, const char *name,
+                        char *kind, size_t cap)
+{
+    snprintf(kind, cap, "%s", strstr(name, ".h") ? "header" : "c");
+    return VSCHED_OK;
+}
+
+static int mem_realpath(void *inst, const vsched_ctx *ctx, const char *name,
+                        char **canonical)
+{
+    if (strstr(name, "..") != NULL)
+        return VSCHED_EESCAPE;
+    *canonical = ctx_strdup(ctx, name);
+    return VSCHED_OK;
+}
+
+static const vsched_loader_ops mem_loader = {
+    sizeof(vsched_loader_ops), mem_load, mem_exists, mem_classify,
+    mem_realpath};
+
+/* ---- the recording executor --------------------------------------------- */
+
+typedef struct event {
+    char stage;      /* 'S' source, 'A' analysis, 'R' artifact */
+    char name[64];
+    int pool_kind;
+} event;
+
+static pthread_mutex_t rec_lock = PTHREAD_MUTEX_INITIALIZER;
+static event events[4096];
+static size_t n_events;
+static atomic_int artifact_delay_us; /* makes some artifacts slow */
+static const char *fail_artifact;    /* this file's Artifact fails */
+
+static void record(char stage, const char *name)
+{
+    pthread_mutex_lock(&rec_lock);
+    if (n_events < sizeof events / sizeof events[0]) {
+        events[n_events].stage = stage;
+        snprintf(events[n_events].name, sizeof events[n_events].name, "%s",
+                 name);
+        events[n_events].pool_kind = vsched_pool_current_kind();
+        n_events++;
+    }
+    pthread_mutex_unlock(&rec_lock);
+}
+
+/* Index of the first event (stage, name), or -1. */
+static long event_index(char stage, const char *name)
+{
+    long r = -1;
+    pthread_mutex_lock(&rec_lock);
+    for (size_t i = 0; i < n_events; i++)
+        if (events[i].stage == stage && strcmp(events[i].name, name) == 0) {
+            r = (long)i;
+            break;
+        }
+    pthread_mutex_unlock(&rec_lock);
+    return r;
+}
+
+static size_t count_stage(char stage)
+{
+    size_t c = 0;
+    pthread_mutex_lock(&rec_lock);
+    for (size_t i = 0; i < n_events; i++)
+        c += events[i].stage == stage;
+    pthread_mutex_unlock(&rec_lock);
+    return c;
+}
+
+typedef struct snap {
+    char **blockers;
+    size_t n;
+    uint64_t hash;
+} snap;
+
+static int rec_source(void *inst, const vsched_ctx *ctx, const char *name,
+                      const char *kind, const char *bytes, size_t len,
+                      vsched_source_out *out)
+{
+    record('S', name);
+    snap *sn = calloc(1, sizeof *sn);
+    char *text = strndup(bytes, len);
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(line, "blocker ", 8) == 0) {
+            sn->blockers = realloc(sn->blockers,
+                                   (sn->n + 1) * sizeof *sn->blockers);
+            sn->blockers[sn->n++] = strdup(line + 8);
+        }
+    }
+    free(text);
+    sn->hash = len * 31u + (unsigned char)(len ? bytes[0] : 0);
+    out->snapshot = sn;
+    out->content_hash = sn->hash;
+    return VSCHED_OK;
+}
+
+static int rec_deps(void *inst, const vsched_ctx *ctx, const char *name,
+                    const void *snapshot, vsched_deps_out *out)
+{
+    const snap *sn = snapshot;
+    out->n_deps = out->n_blockers = sn->n;
+    out->deps = ctx->alloc(ctx, (sn->n + 1) * sizeof(char *));
+    out->blockers = ctx->alloc(ctx, (sn->n + 1) * sizeof(char *));
+    for (size_t i = 0; i < sn->n; i++) {
+        out->deps[i] = ctx_strdup(ctx, sn->blockers[i]);
+        out->blockers[i] = ctx_strdup(ctx, sn->blockers[i]);
+    }
+    return VSCHED_OK;
+}
+
+static int rec_analysis(void *inst, const vsched_ctx *ctx,
+                        const vsched_analysis_in *in, uint64_t *hash)
+{
+    record('A', in->name);
+    uint64_t h = in->content_hash;
+    for (size_t i = 0; i < in->n_blockers; i++)
+        h = h * 1099511628211u ^ in->blocker_hashes[i];
+    *hash = h;
+    return VSCHED_OK;
+}
+
+static int rec_artifact(void *inst, const vsched_ctx *ctx,
+                        const vsched_artifact_in *in,
+                        vsched_artifact_out *out)
+{
+    int us = atomic_load(&artifact_delay_us);
+    if (us > 0 && in->name[0] == 's') { /* "slow..." files */
+        struct timespec ts = {0, (long)us * 1000};
+        nanosleep(&ts, NULL);
+    }
+    record('R', in->name);
+    if (fail_artifact != NULL && strcmp(in->name, fail_artifact) == 0) {
+        ctx->diag(ctx, VSCHED_SEV_ERROR, in->name, 3, "forced failure");
+        return VSCHED_ETOOL;
+    }
+    out->artifact_hash = in->analysis_hash ^ 0x5a5a;
+    return VSCHED_OK;
+}
+
+static void rec_snapshot_free(void *inst, void *snapshot)
+{
+    snap *sn = snapshot;
+    for (size_t i = 0; i < sn->n; i++)
+        free(sn->blockers[i]);
+    free(sn->blockers);
+    free(sn);
+}
+
+static const vsched_executor_ops rec_executor = {
+    sizeof(vsched_executor_ops), rec_source,   rec_deps, rec_analysis,
+    rec_artifact,                rec_snapshot_free, NULL};
+
+/* ---- fixture ------------------------------------------------------------ */
+
+static vsched_pool *cpu, *io;
+
+static vsched *start(const mem_file *files, unsigned cpu_threads)
+{
+    world = files;
+    n_events = 0;
+    fail_artifact = NULL;
+    atomic_store(&artifact_delay_us, 0);
+    CU_ASSERT_FATAL(vsched_pool_create(&cpu, VSCHED_POOL_CPU, cpu_threads,
+                                       0) == 0);
+    CU_ASSERT_FATAL(vsched_pool_create(&io, VSCHED_POOL_IO, 1, 0) == 0);
+    vsched_options o = {
+        .size = sizeof o,
+        .cpu_pool = cpu,
+        .io_pool = io,
+        .loader = {&mem_loader, NULL, 1},
+        .executor = {&rec_executor, NULL, 1},
+    };
+    vsched *s = NULL;
+    CU_ASSERT_FATAL(vsched_create(&s, &o) == 0);
+    return s;
+}
+
+static void stop(vsched *s)
+{
+    vsched_destroy(s);
+    vsched_pool_destroy(cpu);
+    vsched_pool_destroy(io);
+}
+
+static int request(vsched *s, const char *name, vsched_stage stage,
+                   const vsched_result **res, vsched_handle **h)
+{
+    vsched_request r = {name, stage, "release", 0, 0};
+    CU_ASSERT_FATAL(vsched_submit_request(s, &r, h) == 0);
+    return vsched_wait(*h, res);
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+static const mem_file nested[] = {
+    {"main.c", "blocker greet.h\nblocker util.h\n"},
+    {"greet.h", "blocker fmt.h\n"},
+    {"fmt.h", "blocker base.h\n"},
+    {"base.h", "int x;\n"},
+    {"util.h", "blocker base.h\n"},
+    {"other.c", "blocker fmt.h\n"},
+    {NULL, NULL},
+};
+
+static void header_analysis_completes_before_any_artifact_that_includes_it(
+    void)
+{
+    vsched *s = start(nested, 2);
+    vsched_request reqs[] = {
+        {"main.c", VSCHED_STAGE_ARTIFACT, "release", 0, 0},
+        {"other.c", VSCHED_STAGE_ARTIFACT, "release", 0, 0},
+    };
+    vsched_batch *b = NULL;
+    CU_ASSERT_FATAL(vsched_submit_batch_atomic(s, reqs, 2, &b) == 0);
+    const vsched_result *res[2];
+    CU_ASSERT_EQUAL(vsched_wait_batch(b, res), 0);
+    CU_ASSERT_EQUAL(res[0]->status, 0);
+    CU_ASSERT_EQUAL(res[1]->status, 0);
+    long art_main = event_index('R', "main.c");
+    long art_other = event_index('R', "other.c");
+    CU_ASSERT(art_main >= 0 && art_other >= 0);
+    const char *main_hdrs[] = {"greet.h", "util.h", "fmt.h", "base.h"};
+    for (size_t i = 0; i < 4; i++) {
+        long a = event_index('A', main_hdrs[i]);
+        CU_ASSERT(a >= 0);
+        CU_ASSERT(a < art_main);
+    }
+    CU_ASSERT(event_index('A', "fmt.h") < art_other);
+    CU_ASSERT(event_index('A', "base.h") < art_other);
+    /* Transitive order among the headers themselves. */
+    CU_ASSERT(event_index('A', "base.h") < event_index('A', "fmt.h"));
+    CU_ASSERT(event_index('A', "fmt.h") < event_index('A', "greet.h"));
+    /* Each stage ran once per file even though base.h is shared. */
+    CU_ASSERT_EQUAL(count_stage('S'), 6);
+    CU_ASSERT_EQUAL(count_stage('A'), 6);
+    CU_ASSERT_EQUAL(count_stage('R'), 2);
+    vsched_batch_release(b);
+    stop(s);
+}
+
+static void analysis_hash_covers_included_headers(void)
+{
+    vsched *s = start(nested, 2);
+    const vsched_result *r;
+    vsched_handle *h;
+    CU_ASSERT_EQUAL(request(s, "other.c", VSCHED_STAGE_ANALYSIS, &r, &h), 0);
+    CU_ASSERT_NOT_EQUAL(r->analysis_hash, 0);
+    CU_ASSERT_NOT_EQUAL(r->analysis_hash, r->content_hash);
+    vsched_handle_release(h);
+    stop(s);
+}
+
+static mem_file ordered[41];
+static char ordered_names[40][16];
+
+static void wait_batch_returns_results_in_input_order(void)
+{
+    /* Slow files first, fast ones later: completion order differs from
+     * input order, results must not. */
+    for (int i = 0; i < 40; i++) {
+        snprintf(ordered_names[i], sizeof ordered_names[i], "%s%02d.c",
+                 i < 20 ? "slow" : "fast", i);
+        ordered[i] = (mem_file){ordered_names[i], "int y;\n"};
+    }
+    ordered[40] = (mem_file){NULL, NULL};
+    vsched *s = start(ordered, 2);
+    atomic_store(&artifact_delay_us, 2000);
+    vsched_request reqs[40];
+    for (int i = 0; i < 40; i++)
+        reqs[i] = (vsched_request){ordered_names[i], VSCHED_STAGE_ARTIFACT,
+                                   "release", i < 20 ? 0 : 5, 0};
+    vsched_batch *b = NULL;
+    CU_ASSERT_FATAL(vsched_submit_batch(s, reqs, 40, &b) == 0);
+    CU_ASSERT_EQUAL(vsched_batch_size(b), 40);
+    const vsched_result *res[40];
+    CU_ASSERT_EQUAL(vsched_wait_batch(b, res), 0);
+    for (int i = 0; i < 40; i++) {
+        CU_ASSERT_STRING_EQUAL(res[i]->name, ordered_names[i]);
+        CU_ASSERT_EQUAL(res[i]->status, 0);
+        CU_ASSERT_EQUAL(res[i]->stage, VSCHED_STAGE_ARTIFACT);
+    }
+    /* The fast, higher-priority half did finish first at least once:
+     * otherwise this test would not exercise reordering. */
+    CU_ASSERT(event_index('R', "fast39.c") < event_index('R', "slow19.c"));
+    vsched_batch_release(b);
+    stop(s);
+}
+
+static void source_only_request_stops_after_dependency_integration(void)
+{
+    vsched *s = start(nested, 2);
+    const vsched_result *r;
+    vsched_handle *h;
+    CU_ASSERT_EQUAL(request(s, "greet.h", VSCHED_STAGE_SOURCE, &r, &h), 0);
+    CU_ASSERT_EQUAL(r->stage, VSCHED_STAGE_SOURCE);
+    CU_ASSERT_NOT_EQUAL(r->content_hash, 0);
+    vsched_handle_release(h);
+    /* Its dependency was ingested (Source ran), nothing was analysed. */
+    CU_ASSERT_EQUAL(count_stage('A'), 0);
+    CU_ASSERT(event_index('S', "greet.h") >= 0);
+    /* A later Analysis request admits the missing stages. */
+    CU_ASSERT_EQUAL(request(s, "greet.h", VSCHED_STAGE_ANALYSIS, &r, &h), 0);
+    CU_ASSERT(event_index('A', "base.h") >= 0);
+    CU_ASSERT(event_index('A', "greet.h") > event_index('A', "fmt.h"));
+    CU_ASSERT_EQUAL(count_stage('S'), 3); /* greet, fmt, base: once each */
+    vsched_handle_release(h);
+    stop(s);
+}
+
+static const mem_file broken[] = {
+    {"a.c", "blocker gone.h\n"},
+    {"x.h", "blocker y.h\n"},
+    {"y.h", "blocker x.h\n"},
+    {"c.c", "blocker x.h\n"},
+    {"ok.c", "int z;\n"},
+    {"bad.c", "int z;\n"},
+    {NULL, NULL},
+};
+
+static void missing_blocker_fails_dependent_naming_it(void)
+{
+    vsched *s = start(broken, 2);
+    const vsched_result *r;
+    vsched_handle *h;
+    CU_ASSERT_EQUAL(request(s, "a.c", VSCHED_STAGE_ARTIFACT, &r, &h),
+                    VSCHED_EDEPFAIL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r->failed_dep);
+    CU_ASSERT_STRING_EQUAL(r->failed_dep, "gone.h");
+    CU_ASSERT_PTR_NOT_NULL(strstr(r->message, "gone.h"));
+    CU_ASSERT_EQUAL(count_stage('R'), 0);
+    vsched_handle_release(h);
+    stop(s);
+}
+
+static void blocker_cycle_is_reported_not_hung(void)
+{
+    vsched *s = start(broken, 2);
+    const vsched_result *r;
+    vsched_handle *h;
+    CU_ASSERT_EQUAL(request(s, "c.c", VSCHED_STAGE_ARTIFACT, &r, &h),
+                    VSCHED_ECYCLE);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r->message);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r->message, "x.h"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r->message, "cycle"));
+    vsched_handle_release(h);
+    /* The scheduler still works afterwards. */
+    CU_ASSERT_EQUAL(request(s, "ok.c", VSCHED_STAGE_ARTIFACT, &r, &h), 0);
+    vsched_handle_release(h);
+    stop(s);
+}
+
+static void executor_failure_carries_diagnostics_and_spares_the_rest(void)
+{
+    vsched *s = start(broken, 2);
+    fail_artifact = "bad.c";
+    vsched_request reqs[] = {
+        {"ok.c", VSCHED_STAGE_ARTIFACT, "release", 0, 0},
+        {"bad.c", VSCHED_STAGE_ARTIFACT, "release", 0, 0},
+    };
+    vsched_batch *b = NULL;
+    CU_ASSERT_FATAL(vsched_submit_batch_atomic(s, reqs, 2, &b) == 0);
+    const vsched_result *res[2];
+    CU_ASSERT_EQUAL(vsched_wait_batch(b, res), VSCHED_ETOOL);
+    CU_ASSERT_EQUAL(res[0]->status, 0);
+    CU_ASSERT_EQUAL(res[1]->status, VSCHED_ETOOL);
+    CU_ASSERT_EQUAL(res[1]->failed_stage, VSCHED_STAGE_ARTIFACT);
+    CU_ASSERT_EQUAL_FATAL(res[1]->n_diags, 1);
+    CU_ASSERT_STRING_EQUAL(res[1]->diags[0].message, "forced failure");
+    CU_ASSERT_EQUAL(res[1]->diags[0].line, 3);
+    vsched_batch_release(b);
+    stop(s);
+}
+
+static void unresolvable_name_fails_without_running_anything(void)
+{
+    vsched *s = start(broken, 1);
+    const vsched_result *r;
+    vsched_handle *h;
+    CU_ASSERT_EQUAL(request(s, "../etc/passwd", VSCHED_STAGE_SOURCE, &r, &h),
+                    VSCHED_EESCAPE);
+    CU_ASSERT_EQUAL(count_stage('S'), 0);
+    vsched_handle_release(h);
+    CU_ASSERT_EQUAL(request(s, "nope.c", VSCHED_STAGE_ARTIFACT, &r, &h),
+                    VSCHED_ENOENT);
+    CU_ASSERT_EQUAL(r->failed_stage, VSCHED_STAGE_SOURCE);
+    vsched_handle_release(h);
+    stop(s);
+}
+
+static void parse_runs_on_cpu_pool_and_load_on_io_pool(void)
+{
+    vsched *s = start(nested, 2);
+    const vsched_result *r;
+    vsched_handle *h;
+    CU_ASSERT_EQUAL(request(s, "main.c", VSCHED_STAGE_ARTIFACT, &r, &h), 0);
+    vsched_handle_release(h);
+    size_t loads = 0;
+    pthread_mutex_lock(&rec_lock);
+    for (size_t i = 0; i < n_events; i++) {
+        loads += events[i].stage == 'L';
+        CU_ASSERT_EQUAL(events[i].pool_kind, events[i].stage == 'L'
+                                                 ? VSCHED_POOL_IO
+                                                 : VSCHED_POOL_CPU);
+    }
+    pthread_mutex_unlock(&rec_lock);
+    CU_ASSERT_EQUAL(loads, 5);
+    stop(s);
+}
+
+static void identical_requests_join_one_waiter_group(void)
+{
+    vsched *s = start(nested, 1);
+    vsched_request reqs[] = {
+        {"main.c", VSCHED_STAGE_ARTIFACT, "release", 0, 0},
+        {"main.c", VSCHED_STAGE_ARTIFACT, "release", 0, 0},
+        {"main.c", VSCHED_STAGE_ARTIFACT, "release", 0, 0},
+    };
+    vsched_batch *b = NULL;
+    CU_ASSERT_FATAL(vsched_submit_batch_atomic(s, reqs, 3, &b) == 0);
+    const vsched_result *res[3];
+    CU_ASSERT_EQUAL(vsched_wait_batch(b, res), 0);
+    vsched_stats st;
+    vsched_get_stats(s, &st);
+    CU_ASSERT_EQUAL(st.dedup_joins, 2);
+    CU_ASSERT_EQUAL(count_stage('R'), 1);
+    CU_ASSERT_EQUAL(res[0]->analysis_hash, res[2]->analysis_hash);
+    CU_ASSERT_EQUAL(res[0]->incarnation, res[1]->incarnation);
+    vsched_batch_release(b);
+    stop(s);
+}
+
+static void atomic_batch_counts_one_submission_plain_batch_counts_each(void)
+{
+    vsched *s = start(nested, 1);
+    vsched_request reqs[] = {
+        {"main.c", VSCHED_STAGE_SOURCE, "release", 0, 0},
+        {"other.c", VSCHED_STAGE_SOURCE, "release", 0, 0},
+        {"util.h", VSCHED_STAGE_SOURCE, "release", 0, 0},
+    };
+    vsched_batch *b = NULL;
+    CU_ASSERT_FATAL(vsched_submit_batch_atomic(s, reqs, 3, &b) == 0);
+    CU_ASSERT_EQUAL(vsched_wait_batch(b, NULL), 0);
+    vsched_batch_release(b);
+    vsched_stats st;
+    vsched_get_stats(s, &st);
+    CU_ASSERT_EQUAL(st.submit_count, 1);
+    CU_ASSERT_FATAL(vsched_submit_batch(s, reqs, 3, &b) == 0);
+    CU_ASSERT_EQUAL(vsched_wait_batch(b, NULL), 0);
+    vsched_batch_release(b);
+    vsched_get_stats(s, &st);
+    CU_ASSERT_EQUAL(st.submit_count, 4);
+    CU_ASSERT(st.inbox_depth_max >= 1);
+    CU_ASSERT_EQUAL(st.waiters, 0);
+    stop(s);
+}
+
+static void destroy_answers_parked_waiters_with_shutdown(void)
+{
+    vsched *s = start(ordered, 1);
+    atomic_store(&artifact_delay_us, 20000);
+    vsched_request reqs[20];
+    for (int i = 0; i < 20; i++)
+        reqs[i] = (vsched_request){ordered_names[i], VSCHED_STAGE_ARTIFACT,
+                                   "release", 0, 0};
+    vsched_batch *b = NULL;
+    CU_ASSERT_FATAL(vsched_submit_batch_atomic(s, reqs, 20, &b) == 0);
+    vsched_destroy(s);
+    const vsched_result *res[20];
+    vsched_wait_batch(b, res); /* must return: nobody is stranded */
+    int shut = 0;
+    for (int i = 0; i < 20; i++) {
+        CU_ASSERT(res[i]->status == 0 || res[i]->status == VSCHED_ESHUTDOWN);
+        shut += res[i]->status == VSCHED_ESHUTDOWN;
+    }
+    CU_ASSERT(shut > 0);
+    vsched_batch_release(b);
+    vsched_pool_destroy(cpu);
+    vsched_pool_destroy(io);
+}
+
+static const vr_cu_test tests[] = {
+    {"header_analysis_completes_before_any_artifact_that_includes_it",
+     header_analysis_completes_before_any_artifact_that_includes_it},
+    {"analysis_hash_covers_included_headers",
+     analysis_hash_covers_included_headers},
+    {"wait_batch_returns_results_in_input_order",
+     wait_batch_returns_results_in_input_order},
+    {"source_only_request_stops_after_dependency_integration",
+     source_only_request_stops_after_dependency_integration},
+    {"missing_blocker_fails_dependent_naming_it",
+     missing_blocker_fails_dependent_naming_it},
+    {"blocker_cycle_is_reported_not_hung", blocker_cycle_is_reported_not_hung},
+    {"executor_failure_carries_diagnostics_and_spares_the_rest",
+     executor_failure_carries_diagnostics_and_spares_the_rest},
+    {"unresolvable_name_fails_without_running_anything",
+     unresolvable_name_fails_without_running_anything},
+    {"parse_runs_on_cpu_pool_and_load_on_io_pool",
+     parse_runs_on_cpu_pool_and_load_on_io_pool},
+    {"identical_requests_join_one_waiter_group",
+     identical_requests_join_one_waiter_group},
+    {"atomic_batch_counts_one_submission_plain_batch_counts_each",
+     atomic_batch_counts_one_submission_plain_batch_counts_each},
+    {"destroy_answers_parked_waiters_with_shutdown",
+     destroy_answers_parked_waiters_with_shutdown},
+    {NULL, NULL},
+};
+
+int main(void)
+{
+    return vr_cu_main("sched", tests);
+}

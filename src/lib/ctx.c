@@ -1,0 +1,88 @@
+/*
+ * ctx -- the vsched_ctx handed to plugin operations run by the scheduler.
+ *
+ * One context per task run; ctx->host points at the task. Diagnostics are
+ * appended to the task (only its own worker touches it while it runs), and
+ * cancellation reads the node's flag and the scheduler's stop flag.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int ctx_is_cancelled(const vsched_ctx *ctx)
+{
+    vsched__task *t = ctx->host;
+    return atomic_load_explicit((atomic_int *)&t->node->cancel,
+                                memory_order_acquire) ||
+           atomic_load(&t->s->stopping);
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s != NULL ? strdup(s) : NULL;
+}
+
+static void ctx_diag(const vsched_ctx *ctx, vsched_severity sev,
+                     const char *file, unsigned line, const char *message)
+{
+    vsched__task *t = ctx->host;
+    vsched_diag *d = realloc(t->diags, (t->n_diags + 1) * sizeof *d);
+    if (d == NULL)
+        return; /* a diagnostic lost to exhaustion; the status still tells */
+    t->diags = d;
+    d[t->n_diags] = (vsched_diag){sev, dup_or_null(file), line,
+                                  strdup(message != NULL ? message : "")};
+    t->n_diags++;
+}
+
+static void *ctx_alloc(const vsched_ctx *ctx, size_t n)
+{
+    return malloc(n != 0 ? n : 1);
+}
+
+static void *ctx_realloc(const vsched_ctx *ctx, void *p, size_t n)
+{
+    return realloc(p, n != 0 ? n : 1);
+}
+
+static void ctx_free(const vsched_ctx *ctx, void *p)
+{
+    free(p);
+}
+
+void vsched__ctx_init(vsched_ctx *ctx, vsched__task *t)
+{
+    *ctx = (vsched_ctx){
+        .size = sizeof *ctx,
+        .is_cancelled = ctx_is_cancelled,
+        .diag = ctx_diag,
+        .alloc = ctx_alloc,
+        .realloc = ctx_realloc,
+        .free = ctx_free,
+        .host = t,
+    };
+}
+
+vsched_diag *vsched__diags_copy(const vsched_diag *d, size_t n)
+{
+    if (n == 0)
+        return NULL;
+    vsched_diag *c = calloc(n, sizeof *c);
+    if (c == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        c[i] = (vsched_diag){d[i].severity, dup_or_null(d[i].file),
+                             d[i].line, dup_or_null(d[i].message)};
+    return c;
+}
+
+void vsched__diags_free(vsched_diag *d, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free((char *)d[i].file);
+        free((char *)d[i].message);
+    }
+    free(d);
+}

@@ -1,0 +1,67 @@
+/*
+ * inbox -- the scheduler's bounded submission channel.
+ *
+ * Every request, batch and stage completion reaches the driver through the
+ * inbox; the driver is its only consumer. Producers wait for a free slot
+ * (they are never the consumer, so waiting cannot park the consumer), and
+ * nothing is ever dropped while the inbox is open. After close, pushes are
+ * refused with VSCHED_ESHUTDOWN and the caller disposes of its item.
+ *
+ * Teardown is NOT an inbox item: the driver's private stop flag lives here
+ * beside the ring, guarded by the same lock, so a stop request can never be
+ * consumed by anyone but the driver and never waits for capacity.
+ */
+#ifndef VSCHED_LIB_INBOX_H
+#define VSCHED_LIB_INBOX_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum vsched__item_kind {
+    VSCHED__ITEM_REQUEST,  /* one vsched_handle */
+    VSCHED__ITEM_BATCH,    /* a vsched_batch admitted as one unit */
+    VSCHED__ITEM_COMPLETE  /* a vsched__task that finished on a pool */
+} vsched__item_kind;
+
+typedef struct vsched__item {
+    vsched__item_kind kind;
+    void *ptr;
+} vsched__item;
+
+typedef struct vsched__inbox {
+    /* lock: guards every field below. Rank 3: taken after the scheduler
+     * lock is released (never while holding it) and before nothing. */
+    pthread_mutex_t lock;
+    pthread_cond_t nonempty; /* items arrived, or stop requested */
+    pthread_cond_t nonfull;  /* a slot freed, or closed */
+    vsched__item *ring;
+    size_t capacity;
+    size_t head, count;
+    size_t depth_max;       /* largest count ever observed */
+    int closed;             /* pushes refused */
+    int stop;               /* teardown signal for the driver */
+} vsched__inbox;
+
+int vsched__inbox_init(vsched__inbox *q, size_t capacity);
+void vsched__inbox_fini(vsched__inbox *q);
+
+/* Append one item, waiting while the inbox is full. VSCHED_ESHUTDOWN when
+ * closed (the item was not taken). */
+int vsched__inbox_push(vsched__inbox *q, vsched__item item);
+
+/* Driver side: wait until items are queued or stop is set, then move up to
+ * `max` items into out[]. Returns the count moved; 0 means stop. */
+size_t vsched__inbox_pop_wait(vsched__inbox *q, vsched__item *out,
+                              size_t max);
+
+/* Ask the driver to stop (teardown channel) and refuse further pushes. */
+void vsched__inbox_stop(vsched__inbox *q);
+
+/* Move whatever is still queued into out[] (up to max) without waiting;
+ * for teardown after the driver has exited. */
+size_t vsched__inbox_drain(vsched__inbox *q, vsched__item *out, size_t max);
+
+size_t vsched__inbox_depth_max(vsched__inbox *q);
+
+#endif

@@ -1,0 +1,268 @@
+/*
+ * stages -- the bodies of stage tasks, run on pool workers without the
+ * scheduler lock.
+ *
+ *   Source, phase 0 (I/O pool): loader.load + loader.classify
+ *   Source, phase 1 (CPU pool): executor.source + executor.extract_deps
+ *   Analysis        (CPU pool): executor.analysis
+ *   Artifact        (CPU pool): executor.artifact, then atomic publication
+ *                               (rename of the plugin's temporary output)
+ *
+ * A task reads only what the driver copied into it (plus the file's
+ * snapshot, which stays alive while the task runs) and writes only its own
+ * outputs; the driver integrates them when it pops the completion.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static char *fmt_msg(const char *what, const char *name, int rc)
+{
+    char *m = NULL;
+    if (asprintf(&m, "%s %s: %s", what, name, vsched_strerror(rc)) < 0)
+        return NULL;
+    return m;
+}
+
+static void lock_if(pthread_mutex_t *m, int thread_safe)
+{
+    if (!thread_safe)
+        pthread_mutex_lock(m);
+}
+
+static void unlock_if(pthread_mutex_t *m, int thread_safe)
+{
+    if (!thread_safe)
+        pthread_mutex_unlock(m);
+}
+
+static void run_load(vsched__task *t, const vsched_ctx *ctx)
+{
+    vsched *s = t->s;
+    const vsched_loader_binding *lb = &s->opts.loader;
+    lock_if(&s->serial_loader, lb->thread_safe);
+    int rc = lb->ops->load(lb->inst, ctx, t->name, &t->bytes, &t->len);
+    if (rc == VSCHED_OK)
+        rc = lb->ops->classify(lb->inst, ctx, t->name, t->file_kind,
+                               sizeof t->file_kind);
+    unlock_if(&s->serial_loader, lb->thread_safe);
+    t->file_kind[sizeof t->file_kind - 1] = '\0';
+    if (rc != VSCHED_OK) {
+        t->status = rc < 0 ? rc : VSCHED_EERR;
+        t->message = fmt_msg("cannot load", t->name, t->status);
+    }
+}
+
+static void run_parse(vsched__task *t, const vsched_ctx *ctx)
+{
+    vsched *s = t->s;
+    const vsched_executor_binding *eb = &s->opts.executor;
+    vsched_source_out out = {0};
+    lock_if(&s->serial_executor, eb->thread_safe);
+    int rc = eb->ops->source(eb->inst, ctx, t->name, t->file_kind, t->bytes,
+                             t->len, &out);
+    if (rc == VSCHED_OK) {
+        t->new_snapshot = out.snapshot;
+        t->out_hash = out.content_hash;
+        rc = eb->ops->extract_deps(eb->inst, ctx, t->name, out.snapshot,
+                                   &t->deps);
+    }
+    unlock_if(&s->serial_executor, eb->thread_safe);
+    free(t->bytes);
+    t->bytes = NULL;
+    if (rc != VSCHED_OK) {
+        t->status = rc < 0 ? rc : VSCHED_EERR;
+        t->message = fmt_msg("cannot parse", t->name, t->status);
+    }
+}
+
+static void run_analysis(vsched__task *t, const vsched_ctx *ctx)
+{
+    vsched *s = t->s;
+    const vsched_executor_binding *eb = &s->opts.executor;
+    vsched_analysis_in in = {t->name, t->snapshot, t->content_hash,
+                             t->blocker_hashes, t->n_blockers};
+    lock_if(&s->serial_executor, eb->thread_safe);
+    int rc = eb->ops->analysis(eb->inst, ctx, &in, &t->out_hash);
+    unlock_if(&s->serial_executor, eb->thread_safe);
+    if (rc != VSCHED_OK) {
+        t->status = rc < 0 ? rc : VSCHED_EERR;
+        t->message = fmt_msg("analysis failed for", t->name, t->status);
+    }
+}
+
+/* Write bytes to a temporary file beside `path`; returns its name. */
+static char *write_tmp(const char *path, const char *bytes, size_t len,
+                       int *err)
+{
+    char *tmp = NULL;
+    if (asprintf(&tmp, "%s.tmp.%ld.XXXXXX", path, (long)getpid()) < 0) {
+        *err = ENOMEM;
+        return NULL;
+    }
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        *err = errno;
+        free(tmp);
+        return NULL;
+    }
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, bytes + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            *err = w < 0 ? errno : EIO;
+            close(fd);
+            unlink(tmp);
+            free(tmp);
+            return NULL;
+        }
+        off += (size_t)w;
+    }
+    if (close(fd) != 0) {
+        *err = errno;
+        unlink(tmp);
+        free(tmp);
+        return NULL;
+    }
+    return tmp;
+}
+
+/* Publish the artifact: rename the temporary output onto its final path. */
+static int publish(vsched__task *t, vsched_artifact_out *out)
+{
+    if (out->path == NULL) {
+        if (out->tmp_path != NULL)
+            unlink(out->tmp_path);
+        return VSCHED_OK; /* the stage produces no file */
+    }
+    int err = 0;
+    char *tmp = out->tmp_path;
+    if (tmp == NULL) {
+        tmp = write_tmp(out->path, out->bytes != NULL ? out->bytes : "",
+                        out->len, &err);
+        if (tmp == NULL)
+            goto fail;
+    }
+    if (rename(tmp, out->path) != 0) {
+        err = errno;
+        unlink(tmp);
+        goto fail;
+    }
+    if (tmp != out->tmp_path)
+        free(tmp);
+    t->artifact_path = out->path;
+    out->path = NULL;
+    return VSCHED_OK;
+
+fail:
+    if (tmp != out->tmp_path)
+        free(tmp);
+    if (asprintf(&t->message, "cannot write %s: %s", out->path,
+                 strerror(err)) < 0)
+        t->message = NULL;
+    return VSCHED_EIO;
+}
+
+static void run_artifact(vsched__task *t, const vsched_ctx *ctx)
+{
+    vsched *s = t->s;
+    const vsched_executor_binding *eb = &s->opts.executor;
+    vsched_artifact_in in = {t->name, t->profile, t->snapshot,
+                             t->analysis_hash};
+    vsched_artifact_out out = {0};
+    lock_if(&s->serial_executor, eb->thread_safe);
+    int rc = eb->ops->artifact(eb->inst, ctx, &in, &out);
+    unlock_if(&s->serial_executor, eb->thread_safe);
+    if (rc == VSCHED_OK) {
+        t->out_hash = out.artifact_hash;
+        rc = publish(t, &out);
+    } else {
+        if (out.tmp_path != NULL)
+            unlink(out.tmp_path);
+        t->message = fmt_msg("cannot build", t->name, rc < 0 ? rc : -1);
+    }
+    if (rc != VSCHED_OK)
+        t->status = rc < 0 ? rc : VSCHED_EERR;
+    free(out.path);
+    free(out.tmp_path);
+    free(out.bytes);
+}
+
+void vsched__task_run(void *arg)
+{
+    vsched__task *t = arg;
+    vsched *s = t->s;
+    vsched_ctx ctx;
+    vsched__ctx_init(&ctx, t);
+    t->started_ns = vsched__now_ns();
+    if (ctx.is_cancelled(&ctx)) {
+        t->status = VSCHED_ECANCELLED;
+    } else {
+        switch (t->kind) {
+        case VSCHED__K_SOURCE:
+            if (t->phase == 0)
+                run_load(t, &ctx);
+            else
+                run_parse(t, &ctx);
+            break;
+        case VSCHED__K_ANALYSIS:
+            run_analysis(t, &ctx);
+            break;
+        case VSCHED__K_ARTIFACT:
+            run_artifact(t, &ctx);
+            break;
+        case VSCHED__K_JOB:
+            t->status = VSCHED_EUNSUPPORTED;
+            break;
+        }
+    }
+    t->finished_ns = vsched__now_ns();
+    /* A pool worker is never the inbox's consumer, so it may wait for a
+     * slot. After teardown closed the inbox the completion is discarded. */
+    vsched__item it = {VSCHED__ITEM_COMPLETE, t};
+    if (vsched__inbox_push(&s->inbox, it) != VSCHED_OK)
+        vsched__task_free(t);
+    vsched__task_retire(s);
+}
+
+void vsched__task_retire(vsched *s)
+{
+    pthread_mutex_lock(&s->task_lock);
+    s->live_tasks--;
+    if (s->live_tasks == 0)
+        pthread_cond_broadcast(&s->task_cond);
+    pthread_mutex_unlock(&s->task_lock);
+}
+
+static void free_strv(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+void vsched__task_free(vsched__task *t)
+{
+    if (t == NULL)
+        return;
+    if (t->new_snapshot != NULL)
+        t->s->opts.executor.ops->snapshot_free(t->s->opts.executor.inst,
+                                               t->new_snapshot);
+    free_strv(t->deps.deps, t->deps.n_deps);
+    free_strv(t->deps.blockers, t->deps.n_blockers);
+    vsched__diags_free(t->diags, t->n_diags);
+    free(t->bytes);
+    free(t->blocker_hashes);
+    free(t->artifact_path);
+    free(t->message);
+    free(t->name);
+    free(t->profile);
+    free(t);
+}
