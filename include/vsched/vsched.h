@@ -99,6 +99,21 @@ typedef struct vsched_executor_binding {
     int thread_safe;
 } vsched_executor_binding;
 
+/* What an observer hears: one stage of one file finished. */
+typedef struct vsched_event {
+    vsched_stage stage;
+    const char *name;          /* canonical source name */
+    const char *profile;       /* Artifact only, else NULL */
+    int status;                /* 0 or negative vsched_status */
+    uint64_t started_ns, finished_ns; /* monotonic */
+} vsched_event;
+
+/* Called on the driver thread, without any scheduler lock held, once per
+ * finished (or failed) stage run. It must return promptly; it may call
+ * vsched_cancel and vsched_get_stats, never vsched_wait or a submit. The
+ * event and its strings are valid for the call only. */
+typedef void (*vsched_observer_fn)(void *user, const vsched_event *ev);
+
 typedef struct vsched_options {
     size_t size;               /* sizeof(vsched_options) */
     vsched_pool *cpu_pool;     /* required; stage execution */
@@ -106,6 +121,8 @@ typedef struct vsched_options {
     vsched_loader_binding loader;
     vsched_executor_binding executor;
     size_t inbox_capacity;     /* 0 = 1024 */
+    vsched_observer_fn observer; /* optional */
+    void *observer_user;
 } vsched_options;
 
 /* Create a scheduler and start its driver thread. */
@@ -177,6 +194,12 @@ VSCHED_API int vsched_submit_batch_atomic(vsched *s,
 VSCHED_API int vsched_wait_batch(vsched_batch *b, const vsched_result **res);
 VSCHED_API size_t vsched_batch_size(const vsched_batch *b);
 VSCHED_API void vsched_batch_release(vsched_batch *b);
+
+/* Stop: every stage not yet running finishes with VSCHED_ECANCELLED
+ * (`reason` becomes its message; copied), running stages are asked to stop
+ * (ctx->is_cancelled), and every waiter is answered. Takes the scheduler
+ * lock; callable from any thread, including an observer. */
+VSCHED_API void vsched_cancel(vsched *s, const char *reason);
 
 /* Counters; a snapshot, consistent with itself. */
 typedef struct vsched_stats {

@@ -57,12 +57,21 @@ unsigned vr_config_line(const vr_config *cfg, const char *section,
                         const char *key);
 /* 1 when the section appears (header in the file or a --set). */
 int vr_config_has_section(const vr_config *cfg, const char *section);
+/* 1 when the current value of section.key came from vr_config_set (so a
+ * message about it should say "--set", not point at the file's line). */
+int vr_config_from_set(const vr_config *cfg, const char *section,
+                       const char *key);
 
 /* Entries in file order (overrides last); *n receives the count. The array
  * is owned by cfg. */
 const vr_config_entry *vr_config_entries(const vr_config *cfg, size_t *n);
 /* Section names in file order; owned by cfg. */
 const char *const *vr_config_sections(const vr_config *cfg, size_t *n);
+/* Indices into vr_config_entries() of the keys of one section, in order
+ * (--set additions last); NULL with *n = 0 when the section is absent.
+ * Owned by cfg; valid until the next vr_config_set. */
+const size_t *vr_config_section_entries(const vr_config *cfg,
+                                        const char *section, size_t *n);
 
 /* The file as given, and its directory (absolute). */
 const char *vr_config_path(const vr_config *cfg);

@@ -129,6 +129,45 @@ static void waiter_add(vsched *s, vsched__node *n, vsched_handle *h)
     s->waiters++;
 }
 
+/* ---- events ------------------------------------------------------------- */
+
+/* Queue an event for n's terminal transition (under the lock). */
+static void event_push(vsched *s, const vsched__node *n)
+{
+    if (s->opts.observer == NULL || n->file == NULL)
+        return;
+    if (s->n_events == s->cap_events) {
+        size_t cap = s->cap_events ? s->cap_events * 2 : 64;
+        vsched_event *v = realloc(s->events, cap * sizeof *v);
+        if (v == NULL)
+            return; /* an observer misses one event; results are intact */
+        s->events = v;
+        s->cap_events = cap;
+    }
+    s->events[s->n_events++] = (vsched_event){
+        stage_of(n), n->file->name, n->profile, n->status, n->started_ns,
+        n->finished_ns};
+}
+
+/* Deliver queued events, outside the scheduler lock. Names point into file
+ * nodes, which live until vsched_destroy. */
+void vsched__fire_events(vsched *s)
+{
+    if (s->opts.observer == NULL)
+        return;
+    pthread_mutex_lock(&s->lock);
+    vsched_event *ev = s->events;
+    size_t n = s->n_events;
+    s->events = NULL;
+    s->n_events = s->cap_events = 0;
+    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_lock(&s->observer_lock);
+    for (size_t i = 0; i < n; i++)
+        s->opts.observer(s->opts.observer_user, &ev[i]);
+    pthread_mutex_unlock(&s->observer_lock);
+    free(ev);
+}
+
 /* ---- terminal transitions ----------------------------------------------- */
 
 static void release_downstream(vsched *s, vsched__node *n, finished_list *fin);
@@ -154,6 +193,7 @@ static void fail_node(vsched *s, vsched__node *n, int status, char *message,
                         status == VSCHED_ECANCELLED ? VSCHED__CANCELLED
                                                     : VSCHED__FAILED,
                         status, message, failed_dep, vsched__now_ns());
+    event_push(s, n);
     release_downstream(s, n, fin);
 }
 
@@ -436,6 +476,7 @@ static void complete(vsched *s, vsched__task *t, finished_list *fin)
         }
         vsched__node_finish(&s->graph, n, VSCHED__DONE, 0, NULL, NULL,
                             vsched__now_ns());
+        event_push(s, n);
         release_downstream(s, n, fin);
     }
     vsched__task_free(t);
@@ -633,6 +674,7 @@ void *vsched__driver_main(void *arg)
         for (size_t i = 0; i < fin.n; i++)
             vsched__handle_signal(fin.v[i]);
         fin.n = 0;
+        vsched__fire_events(s);
     }
     free(fin.v);
     return NULL;
@@ -655,4 +697,27 @@ void vsched__driver_teardown(vsched *s)
     for (size_t i = 0; i < fin.n; i++)
         vsched__handle_signal(fin.v[i]);
     free(fin.v);
+}
+
+void vsched_cancel(vsched *s, const char *reason)
+{
+    if (s == NULL)
+        return;
+    finished_list fin = {0};
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->graph.all.n; i++) {
+        vsched__node *n = s->graph.all.v[i];
+        if (vsched__node_terminal(n))
+            continue;
+        atomic_store((atomic_int *)&n->cancel, 1);
+        if (n->state != VSCHED__RUNNING)
+            fail_node(s, n, VSCHED_ECANCELLED,
+                      strdup(reason != NULL ? reason : "cancelled"), NULL,
+                      NULL, 0, -1, &fin);
+    }
+    pthread_mutex_unlock(&s->lock);
+    for (size_t i = 0; i < fin.n; i++)
+        vsched__handle_signal(fin.v[i]);
+    free(fin.v);
+    vsched__fire_events(s);
 }

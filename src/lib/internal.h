@@ -15,6 +15,7 @@
  *   3. inbox.lock         the inbox ring (never held while taking 1)
  *   4. handle.lock        one handle's completion flag
  *   5. vsched.task_lock   count of live tasks (teardown)
+ *   6. vsched.observer_lock  one observer call at a time
  * Pool locks are private to pool.c and leaves.
  */
 #ifndef VSCHED_LIB_INTERNAL_H
@@ -104,6 +105,11 @@ struct vsched {
     vsched__files files;
     size_t inflight;          /* tasks dispatched, completion not processed */
     size_t waiters;           /* handles parked on nodes */
+    vsched_event *events;     /* stage events not yet delivered */
+    size_t n_events, cap_events;
+
+    /* observer_lock: serialises observer calls (rank 6, innermost). */
+    pthread_mutex_t observer_lock;
 
     vsched__inbox inbox;
     pthread_t driver;
@@ -132,6 +138,8 @@ struct vsched {
 /* driver.c */
 VSCHED__HIDDEN void *vsched__driver_main(void *arg);
 VSCHED__HIDDEN void vsched__driver_teardown(vsched *s);
+
+VSCHED__HIDDEN void vsched__fire_events(vsched *s);
 
 /* stages.c: pool entry points */
 VSCHED__HIDDEN void vsched__task_run(void *arg);

@@ -45,6 +45,7 @@ int vsched_create(vsched **out, const vsched_options *opts)
     pthread_mutex_init(&s->serial_loader, NULL);
     pthread_mutex_init(&s->serial_executor, NULL);
     pthread_mutex_init(&s->task_lock, NULL);
+    pthread_mutex_init(&s->observer_lock, NULL);
     pthread_cond_init(&s->task_cond, NULL);
     vsched__graph_init(&s->graph);
     vsched__files_init(&s->files);
@@ -109,6 +110,8 @@ void vsched_destroy(vsched *s)
     vsched__inbox_fini(&s->inbox);
     pthread_cond_destroy(&s->task_cond);
     pthread_mutex_destroy(&s->task_lock);
+    pthread_mutex_destroy(&s->observer_lock);
+    free(s->events);
     pthread_mutex_destroy(&s->serial_executor);
     pthread_mutex_destroy(&s->serial_loader);
     pthread_mutex_destroy(&s->lock);
