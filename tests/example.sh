@@ -1,0 +1,71 @@
+#!/bin/sh
+# The bundled example builds end to end with vsched-run, and rebuilding it
+# works. Runs in a scratch copy so the source tree stays clean.
+. "${top_srcdir:-.}/tests/lib.sh"
+scratch
+cp -R "$top_srcdir/conf" "$top_srcdir/examples" "$SCRATCH/"
+ini="$SCRATCH/conf/example.ini"
+out="$SCRATCH/build/hello"
+
+"$VSCHED_RUN" --config "$ini" >"$SCRATCH/run1.out" 2>&1
+rc=$?
+cat "$SCRATCH/run1.out"
+check "first build exits 0" test "$rc" -eq 0
+nsrc=$(ls "$SCRATCH"/examples/hello/src/*.c | wc -l)
+check "example has several sources" test "$nsrc" -ge 3
+nobj=$(ls "$out"/release/src/*.o 2>/dev/null | wc -l)
+check "one object per source under out_dir/release" test "$nobj" -eq "$nsrc"
+check "summary line counts every source" \
+    grep -q "vsched-run: $nsrc built, 0 failed" "$SCRATCH/run1.out"
+check "plain progress lines when not on a terminal" \
+    grep -q "^\[1/$nsrc\] artifact release src/" "$SCRATCH/run1.out"
+check "no temporary outputs left" \
+    test -z "$(find "$out" -name '*.tmp.*')"
+
+"$VSCHED_RUN" --config "$ini" >"$SCRATCH/run2.out" 2>&1
+check "rebuilding exits 0" test $? -eq 0
+check "rebuild reports every source" \
+    grep -q "vsched-run: $nsrc built, 0 failed" "$SCRATCH/run2.out"
+
+# The objects are real: link them and run the program.
+cc -o "$SCRATCH/hello" "$out"/release/src/*.o
+check "objects link into a program" test -x "$SCRATCH/hello"
+check "the program runs" "$SCRATCH/hello"
+
+"$VSCHED_RUN" --config "$ini" --profile debug -q >"$SCRATCH/q.out" 2>&1
+check "--profile debug builds into out_dir/debug" \
+    test "$(ls "$out"/debug/src/*.o | wc -l)" -eq "$nsrc"
+check "-q prints nothing on success" test ! -s "$SCRATCH/q.out"
+
+"$VSCHED_RUN" --config "$ini" -n >"$SCRATCH/n.out" 2>&1
+check "-n prints the plan" grep -q "^artifact release src/" "$SCRATCH/n.out"
+check "-n plans one line per source" \
+    test "$(wc -l <"$SCRATCH/n.out")" -eq "$nsrc"
+
+"$VSCHED_RUN" --config "$ini" --set executor.cflags=-O0 -j 1 --stats \
+    >"$SCRATCH/set.out" 2>&1
+check "--set and -j are accepted" test $? -eq 0
+check "--stats prints counters" grep -q "submit_count=1 " "$SCRATCH/set.out"
+
+"$VSCHED_RUN" --config "$ini" src/main.c >"$SCRATCH/one.out" 2>&1
+check "FILES narrow the build" grep -q "vsched-run: 1 built" "$SCRATCH/one.out"
+
+"$VSCHED_RUN" --config "$SCRATCH/nope.ini" >"$SCRATCH/e.out" 2>&1
+check "missing config exits 2" test $? -eq 2
+check "missing config is named" grep -q "nope.ini: cannot read" "$SCRATCH/e.out"
+
+"$VSCHED_RUN" --config "$ini" --set nonsense >"$SCRATCH/e.out" 2>&1
+check "malformed --set exits 2" test $? -eq 2
+
+"$VSCHED_RUN" --bogus >"$SCRATCH/e.out" 2>&1
+check "unknown option exits 2" test $? -eq 2
+check "unknown option is named" grep -q "unknown option '--bogus'" "$SCRATCH/e.out"
+
+"$VSCHED_RUN" --config "$ini" --list-plugins >"$SCRATCH/l.out" 2>&1
+check "--list-plugins names the built-ins" \
+    sh -c "grep -q '^fs ' '$SCRATCH/l.out' && grep -q '^cc ' '$SCRATCH/l.out' && grep -q '^null ' '$SCRATCH/l.out'"
+"$VSCHED_RUN" --describe-plugin cc >"$SCRATCH/d.out" 2>&1
+check "--describe-plugin prints the schema" grep -q "out_dir" "$SCRATCH/d.out"
+"$VSCHED_RUN" --version | grep -q "plugin ABI 1.0"
+check "--version names the ABI" test $? -eq 0
+finish

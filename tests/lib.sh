@@ -1,0 +1,27 @@
+# Shared helpers of the shell tests; sourced, not run.
+set -u
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+VSCHED_RUN="$top_builddir/vsched-run"
+passed=0
+failed=0
+
+fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+pass() { echo "PASS: $*"; passed=$((passed + 1)); }
+
+# check NAME COND...: run the condition, count the result.
+check() {
+    name=$1; shift
+    if "$@"; then pass "$name"; else fail "$name"; fi
+}
+
+# A fresh scratch directory removed at exit.
+scratch() {
+    SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/vsched-test.XXXXXX")
+    trap 'rm -rf "$SCRATCH"' EXIT
+}
+
+finish() {
+    echo "$passed passed, $failed failed"
+    [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+}

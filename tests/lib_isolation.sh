@@ -1,0 +1,27 @@
+#!/bin/sh
+# libvsched never includes host code: no file of src/lib includes a header
+# of src/host, names a host symbol (vr_*), or reaches outside include/vsched
+# and its own directory.
+. "${top_srcdir:-.}/tests/lib.sh"
+
+lib="$top_srcdir/src/lib"
+check "src/lib exists" test -d "$lib"
+
+bad=$(grep -n '#include' "$lib"/*.c "$lib"/*.h | grep -v -E '#include <[a-z0-9_/]+\.h>|#include "(internal|graph|files|inbox)\.h"' || true)
+check "src/lib includes only system, public and own headers" test -z "$bad"
+[ -n "$bad" ] && echo "$bad"
+
+host=$(grep -n -E 'host/|\bvr_[a-z_]+\(' "$lib"/*.c "$lib"/*.h || true)
+check "src/lib names no host symbol" test -z "$host"
+[ -n "$host" ] && echo "$host"
+
+pub=$(grep -n '#include' "$top_srcdir"/include/vsched/plugin.h | grep -v -E '<std(def|int)\.h>' || true)
+check "plugin.h includes nothing of ours" test -z "$pub"
+
+# The library's exported symbols are all vsched_*.
+so="$top_builddir/.libs/libvsched.so"
+if [ -f "$so" ]; then
+    extra=$(nm -D --defined-only "$so" | awk '{print $3}' | grep -v '^vsched_' || true)
+    check "libvsched exports only vsched_* symbols" test -z "$extra"
+fi
+finish

@@ -1,0 +1,344 @@
+/*
+ * build -- one batch compile; see build.h.
+ */
+#include <glob.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "build.h"
+#include "progress.h"
+#include "schema.h"
+#include "util.h"
+
+static int has_wildcard(const char *s)
+{
+    return strpbrk(s, "*?[") != NULL;
+}
+
+static void names_push(char ***v, size_t *n, char *s)
+{
+    *v = vr_xrealloc(*v, (*n + 1) * sizeof **v);
+    (*v)[(*n)++] = s;
+}
+
+static void names_free(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* Glob `pattern` under `root`, appending names relative to root. */
+static int expand_pattern(const char *root, const char *pattern, char ***v,
+                          size_t *n)
+{
+    char *full = vr_path_join(root, pattern);
+    glob_t g;
+    int rc = glob(full, GLOB_NOSORT | GLOB_ERR, NULL, &g);
+    free(full);
+    if (rc != 0) {
+        if (rc != GLOB_NOMATCH)
+            globfree(&g);
+        return 0;
+    }
+    /* Sorted for a stable input order. */
+    qsort(g.gl_pathv, g.gl_pathc, sizeof *g.gl_pathv,
+          (int (*)(const void *, const void *))(void *)strcmp);
+    size_t rootlen = strlen(root);
+    size_t added = 0;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        const char *p = g.gl_pathv[i];
+        if (strncmp(p, root, rootlen) == 0 && p[rootlen] == '/')
+            p += rootlen + 1;
+        names_push(v, n, vr_xstrdup(p));
+        added++;
+    }
+    globfree(&g);
+    return (int)added;
+}
+
+typedef struct ranked {
+    char *name;
+    size_t index;
+} ranked;
+
+static int cmp_ranked(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    if (c != 0)
+        return c;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Drop repeated names (two patterns matching one file), keeping the first
+ * occurrence and the input order. */
+static void dedupe(char **v, size_t *n)
+{
+    ranked *r = vr_xmalloc((*n + 1) * sizeof *r);
+    for (size_t i = 0; i < *n; i++)
+        r[i] = (ranked){v[i], i};
+    qsort(r, *n, sizeof *r, cmp_ranked);
+    unsigned char *dup = vr_xcalloc(*n + 1, 1);
+    for (size_t i = 1; i < *n; i++)
+        dup[r[i].index] = strcmp(r[i].name, r[i - 1].name) == 0;
+    free(r);
+    for (size_t i = 0; i < *n; i++)
+        if (dup[i]) {
+            free(v[i]);
+            v[i] = NULL;
+        }
+    free(dup);
+    size_t out = 0;
+    for (size_t i = 0; i < *n; i++)
+        if (v[i] != NULL)
+            v[out++] = v[i];
+    *n = out;
+}
+
+int vr_build_inputs(const vr_build *b, char ***names, size_t *n, char **err)
+{
+    *names = NULL;
+    *n = 0;
+    *err = NULL;
+    if (b->cli->n_files > 0) {
+        for (size_t i = 0; i < b->cli->n_files; i++)
+            names_push(names, n, vr_xstrdup(b->cli->files[i]));
+        return VSCHED_OK;
+    }
+    const char *inputs = vr_config_get(b->cfg, "batch", "inputs");
+    const char *root_rel = vr_config_get(b->cfg, "loader", "root");
+    char *root = root_rel != NULL
+                     ? vr_path_join(vr_config_dir(b->cfg), root_rel)
+                     : NULL;
+    char *list = vr_xstrdup(inputs != NULL ? inputs : "");
+    char *save = NULL;
+    int rc = VSCHED_OK;
+    for (char *pat = strtok_r(list, " \t", &save); pat != NULL;
+         pat = strtok_r(NULL, " \t", &save)) {
+        if (root == NULL || !has_wildcard(pat)) {
+            names_push(names, n, vr_xstrdup(pat));
+            continue;
+        }
+        if (expand_pattern(root, pat, names, n) == 0) {
+            *err = vr_strfmt("%s:%u: [batch] inputs: pattern '%s' matches "
+                             "no file under %s",
+                             vr_config_path(b->cfg),
+                             vr_config_line(b->cfg, "batch", "inputs"), pat,
+                             root);
+            rc = VSCHED_ECONFIG;
+            break;
+        }
+    }
+    free(list);
+    free(root);
+    if (rc == VSCHED_OK && *n == 0) {
+        *err = vr_strfmt("%s: no inputs: set [batch] inputs or name FILES",
+                         vr_config_path(b->cfg));
+        rc = VSCHED_ECONFIG;
+    }
+    if (rc != VSCHED_OK) {
+        names_free(*names, *n);
+        *names = NULL;
+        *n = 0;
+        return rc;
+    }
+    dedupe(*names, n);
+    return VSCHED_OK;
+}
+
+/* Profiles: --profile flags, else [batch] profiles. */
+static char **profiles_of(const vr_build *b, size_t *n)
+{
+    char **v = NULL;
+    *n = 0;
+    if (b->cli->n_profiles > 0) {
+        for (size_t i = 0; i < b->cli->n_profiles; i++)
+            names_push(&v, n, vr_xstrdup(b->cli->profiles[i]));
+        return v;
+    }
+    const char *list = vr_config_get(b->cfg, "batch", "profiles");
+    char *copy = vr_xstrdup(list != NULL ? list : "release");
+    char *save = NULL;
+    for (char *p = strtok_r(copy, " \t", &save); p != NULL;
+         p = strtok_r(NULL, " \t", &save))
+        names_push(&v, n, vr_xstrdup(p));
+    free(copy);
+    if (*n == 0)
+        names_push(&v, n, vr_xstrdup("release"));
+    return v;
+}
+
+static unsigned online_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Observer: progress output, and -k: stop after N failures. */
+typedef struct build_watch {
+    vr_progress *progress;
+    vsched *s;
+    long keep_going; /* 0 = never stop */
+    long failures;
+} build_watch;
+
+static void on_event(void *user, const vsched_event *ev)
+{
+    build_watch *w = user;
+    vr_progress_event(w->progress, ev);
+    if (ev->status != 0 && ev->status != VSCHED_ECANCELLED &&
+        ev->status != VSCHED_EDEPFAIL && ev->stage == VSCHED_STAGE_ARTIFACT) {
+        w->failures++;
+        if (w->keep_going > 0 && w->failures == w->keep_going && w->s != NULL)
+            vsched_cancel(w->s, "not built: stopped after earlier failures "
+                                "(see -k)");
+    }
+}
+
+static void print_stats(FILE *out, vsched *s)
+{
+    vsched_stats st;
+    vsched_get_stats(s, &st);
+    fprintf(out,
+            "stats: submit_count=%llu batch_submissions=%llu "
+            "dedup_joins=%llu stale_completion_refusals=%llu "
+            "inbox_depth_max=%llu ready_depth_max=%llu files=%llu "
+            "graph_nodes=%llu edges=%llu waiters=%llu\n"
+            "stats: runs source=%llu analysis=%llu artifact=%llu "
+            "failures source=%llu analysis=%llu artifact=%llu\n",
+            (unsigned long long)st.submit_count,
+            (unsigned long long)st.batch_submissions,
+            (unsigned long long)st.dedup_joins,
+            (unsigned long long)st.stale_completion_refusals,
+            (unsigned long long)st.inbox_depth_max,
+            (unsigned long long)st.ready_depth_max,
+            (unsigned long long)st.files, (unsigned long long)st.graph_nodes,
+            (unsigned long long)st.edges, (unsigned long long)st.waiters,
+            (unsigned long long)st.stage_runs[0],
+            (unsigned long long)st.stage_runs[1],
+            (unsigned long long)st.stage_runs[2],
+            (unsigned long long)st.stage_failures[0],
+            (unsigned long long)st.stage_failures[1],
+            (unsigned long long)st.stage_failures[2]);
+}
+
+int vr_build_run(const vr_build *b)
+{
+    char **inputs = NULL, *err = NULL;
+    size_t n_inputs = 0, n_profiles = 0;
+    if (vr_build_inputs(b, &inputs, &n_inputs, &err) != VSCHED_OK) {
+        fprintf(b->err, "vsched-run: %s\n", err);
+        free(err);
+        return VR_EXIT_USAGE;
+    }
+    char **profiles = profiles_of(b, &n_profiles);
+    size_t n_req = n_inputs * n_profiles;
+
+    if (b->cli->dry_run) {
+        for (size_t p = 0; p < n_profiles; p++)
+            for (size_t i = 0; i < n_inputs; i++)
+                fprintf(b->out, "artifact %s %s\n", profiles[p], inputs[i]);
+        names_free(inputs, n_inputs);
+        names_free(profiles, n_profiles);
+        return VR_EXIT_OK;
+    }
+
+    unsigned cpu = b->cli->jobs > 0
+                       ? (unsigned)b->cli->jobs
+                       : (unsigned)vr_schema_int(b->cfg, "vsched",
+                                                 "cpu_threads", 0);
+    if (cpu == 0)
+        cpu = online_cpus();
+    unsigned io = (unsigned)vr_schema_int(b->cfg, "vsched", "io_threads", 2);
+    long kg = b->cli->keep_going >= 0
+                  ? b->cli->keep_going
+                  : (long)vr_schema_int(b->cfg, "batch", "keep_going", 1);
+
+    vsched_pool *cpu_pool = NULL, *io_pool = NULL;
+    vsched *s = NULL;
+    int status = VR_EXIT_USAGE;
+    int tty = isatty(fileno(b->out));
+    vr_progress *prog = vr_progress_new(b->out, b->cli->verbosity, tty, n_req);
+    build_watch watch = {prog, NULL, kg, 0};
+    if (vsched_pool_create(&cpu_pool, VSCHED_POOL_CPU, cpu, 0) != 0 ||
+        vsched_pool_create(&io_pool, VSCHED_POOL_IO, io, 0) != 0) {
+        fprintf(b->err, "vsched-run: cannot start worker threads\n");
+        goto out;
+    }
+    vsched_options o = {
+        .size = sizeof o,
+        .cpu_pool = cpu_pool,
+        .io_pool = io_pool,
+        .loader = b->loader,
+        .executor = b->executor,
+        .inbox_capacity = (size_t)vr_schema_int(b->cfg, "vsched",
+                                                "inbox_capacity", 1024),
+        .observer = on_event,
+        .observer_user = &watch,
+    };
+    if (vsched_create(&s, &o) != 0) {
+        fprintf(b->err, "vsched-run: cannot start the scheduler\n");
+        goto out;
+    }
+    watch.s = s;
+
+    double t0 = now_s();
+    vsched_request *reqs = vr_xcalloc(n_req + 1, sizeof *reqs);
+    for (size_t p = 0; p < n_profiles; p++)
+        for (size_t i = 0; i < n_inputs; i++)
+            reqs[p * n_inputs + i] = (vsched_request){
+                inputs[i], VSCHED_STAGE_ARTIFACT, profiles[p], 0, 0};
+    vsched_batch *batch = NULL;
+    if (vsched_submit_batch_atomic(s, reqs, n_req, &batch) != 0) {
+        fprintf(b->err, "vsched-run: cannot submit the batch\n");
+        free(reqs);
+        goto out;
+    }
+    vsched_account_batch_submission(s);
+    const vsched_result **res = vr_xcalloc(n_req + 1, sizeof *res);
+    vsched_wait_batch(batch, res);
+    double t1 = now_s();
+    vr_progress_clear(prog);
+
+    size_t built = 0, failed = 0, cancelled = 0;
+    for (size_t i = 0; i < n_req; i++) {
+        if (res[i]->status == 0) {
+            built++;
+            if (b->cli->verbosity > 0 && res[i]->artifact_path != NULL)
+                fprintf(b->out, "%s -> %s\n", res[i]->name,
+                        res[i]->artifact_path);
+        } else if (res[i]->status == VSCHED_ECANCELLED) {
+            cancelled++;
+        } else {
+            failed++;
+            vr_progress_failure(prog, res[i]);
+        }
+    }
+    if (b->cli->verbosity >= 0 || failed > 0)
+        vr_progress_summary(prog, built, failed, cancelled, t1 - t0);
+    if (b->cli->stats)
+        print_stats(b->out, s);
+    status = failed + cancelled > 0 ? VR_EXIT_FAILED : VR_EXIT_OK;
+    free(res);
+    vsched_batch_release(batch);
+    free(reqs);
+
+out:
+    vsched_destroy(s);
+    vsched_pool_destroy(cpu_pool);
+    vsched_pool_destroy(io_pool);
+    vr_progress_free(prog);
+    names_free(inputs, n_inputs);
+    names_free(profiles, n_profiles);
+    return status;
+}

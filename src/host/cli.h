@@ -1,0 +1,40 @@
+/*
+ * cli -- the command line of vsched-run.
+ */
+#ifndef VSCHED_HOST_CLI_H
+#define VSCHED_HOST_CLI_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct vr_cli {
+    const char *config;        /* --config FILE */
+    int jobs;                  /* -j N; -1 when not given */
+    int keep_going;            /* -k N; -1 when not given */
+    int verbosity;             /* -1 quiet, 0 normal, 1+ verbose */
+    const char **profiles;     /* --profile NAME (repeatable) */
+    size_t n_profiles;
+    const char **sets;         /* --set SECTION.KEY=VALUE (repeatable) */
+    size_t n_sets;
+    int dry_run;               /* -n */
+    int stats;                 /* --stats */
+    int version, help, list_plugins;
+    const char *describe;      /* --describe-plugin NAME */
+    char **files;              /* operands: source names (borrowed argv) */
+    size_t n_files;
+} vr_cli;
+
+/* Exit statuses of vsched-run. */
+#define VR_EXIT_OK 0
+#define VR_EXIT_FAILED 1
+#define VR_EXIT_USAGE 2
+#define VR_EXIT_INTERRUPTED 130
+
+/* Parse argv. Returns 0, or VSCHED_EINVAL with *err set to a one-line
+ * message (caller frees) for unknown options, missing or bad arguments. */
+int vr_cli_parse(vr_cli *cli, int argc, char **argv, char **err);
+void vr_cli_free(vr_cli *cli);
+/* The --help text. */
+void vr_cli_usage(FILE *out);
+
+#endif
