@@ -52,7 +52,7 @@ const char *vr_plugin_origin(const vr_plugin *p);
  * the plugin's schema, then call create(). `role` is VSCHED_ROLE_LOADER or
  * VSCHED_ROLE_EXECUTOR; the plugin must provide it. *inst is the instance.
  * Errors: VSCHED_ECONFIG (schema, "FILE:LINE: ..."), VSCHED_EERR (create
- * failed: "plugin 'cc': create failed: <plugin message>"). */
+ * failed: "plugin 'cc': cannot create executor: <plugin message>"). */
 int vr_plugin_instantiate(vr_plugin *p, unsigned role, const vr_config *cfg,
                           const char *section, void **inst, char **err);
 /* Destroy an instance made by vr_plugin_instantiate. */
