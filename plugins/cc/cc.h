@@ -1,0 +1,105 @@
+/*
+ * cc.h -- internals of the `cc` executor, shared by its three files:
+ *
+ *   cc.c       descriptor, schema, create/destroy, Source/deps/Analysis
+ *   scan.c     the #include scanner and include resolution
+ *   compile.c  Artifact (compile) and the link job: argv, spawn, capture
+ *
+ * Every symbol here is hidden; the module exports only its entry.
+ */
+#ifndef VSCHED_PLUGINS_CC_H
+#define VSCHED_PLUGINS_CC_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vsched/plugin.h>
+
+#define CC__HIDDEN __attribute__((visibility("hidden")))
+
+/* A LIST value split into words. `v` points into `buf`; both malloc'ed. */
+typedef struct cc_words {
+    char **v;
+    size_t n;
+    char *buf;
+} cc_words;
+
+/* The flags of one profile, resolved once ("profile.NAME" key when set,
+ * else the executor's). Immutable once published in the cache. */
+typedef struct cc_profile {
+    struct cc_profile *next;
+    char *name;
+    cc_words cflags, ldflags, libs;
+    uint64_t compile_key; /* hash of compiler, cflags and include dirs */
+    uint64_t link_key;    /* hash of compiler, ldflags and libs */
+} cc_profile;
+
+/* An instance. Everything but the profile cache is immutable after
+ * create(); `lock` guards `profiles` (a list only ever prepended to, whose
+ * entries live until destroy) and the calls into `cfg`. */
+typedef struct cc_inst {
+    const vsched_config *cfg; /* borrowed until destroy */
+    char *root;               /* canonical source root, absolute */
+    char *out_dir;            /* absolute */
+    char *compiler;
+    cc_words launcher;
+    cc_words include_dirs;    /* normalised source names under root */
+    long long timeout;        /* seconds, 0 = none */
+    pthread_mutex_t lock;
+    cc_profile *profiles;     /* guarded by lock */
+    unsigned long counter;    /* temporary-name counter (atomic ops) */
+} cc_inst;
+
+/* The snapshot of one source: its resolved includes, in first-seen order.
+ * One malloc block (names stored after the array). */
+typedef struct cc_snap {
+    uint64_t content_hash;
+    char kind[16];   /* the loader's classification, truncated */
+    size_t n;
+    char *inc[];
+} cc_snap;
+
+/* ---- cc.c ---------------------------------------------------------------- */
+
+/* Split `s` (NULL = empty) into words. Returns 0 or VSCHED_ENOMEM. */
+CC__HIDDEN int cc__words_parse(const char *s, cc_words *w);
+/* Release a word list (idempotent). */
+CC__HIDDEN void cc__words_free(cc_words *w);
+/* The flags of `profile`, created on first use. Takes inst->lock. Returns
+ * NULL on exhaustion. The result lives until destroy. */
+CC__HIDDEN const cc_profile *cc__profile(cc_inst *cc, const char *profile);
+/* Copy of `s` from ctx->alloc, or NULL. */
+CC__HIDDEN char *cc__host_strdup(const vsched_ctx *ctx, const char *s);
+/* Report `fmt` through ctx->diag with severity `sev` about `file`. */
+CC__HIDDEN void cc__diagf(const vsched_ctx *ctx, vsched_severity sev,
+                          const char *file, unsigned line, const char *fmt,
+                          ...) __attribute__((format(printf, 5, 6)));
+
+/* ---- scan.c -------------------------------------------------------------- */
+
+/* Scan `bytes` of source `name` for #include directives and resolve them
+ * to source names under cc->root: quoted ones against name's directory,
+ * then the include dirs; angled ones against the include dirs only.
+ * Unresolved includes (system headers) are dropped; includes that resolve
+ * outside the root are dropped with a warning through ctx->diag. Builds a
+ * snapshot (malloc) into *snap. Returns 0 or VSCHED_ENOMEM. */
+CC__HIDDEN int cc__scan(const cc_inst *cc, const vsched_ctx *ctx,
+                        const char *name, const char *bytes, size_t len,
+                        cc_snap **snap);
+
+/* ---- compile.c ----------------------------------------------------------- */
+
+/* Artifact stage: compile "c"/"cxx" snapshots into out_dir/PROFILE/NAME.o
+ * (written to out->tmp_path); other kinds produce nothing. Returns 0,
+ * VSCHED_ETOOL (compiler failed or cannot run; diag), VSCHED_ECANCELLED,
+ * VSCHED_ETIMEDOUT, VSCHED_EIO, VSCHED_EINVAL or VSCHED_ENOMEM. */
+CC__HIDDEN int cc__artifact(void *inst, const vsched_ctx *ctx,
+                            const vsched_artifact_in *in,
+                            vsched_artifact_out *out);
+/* Graph job: kind "link" links the inputs into out_dir/PROFILE/NAME;
+ * other kinds are VSCHED_EUNSUPPORTED. Same returns as cc__artifact. */
+CC__HIDDEN int cc__job(void *inst, const vsched_ctx *ctx,
+                       const vsched_job_in *in, vsched_artifact_out *out);
+
+#endif

@@ -1,0 +1,508 @@
+/*
+ * compile.c -- running the compiler for the `cc` executor.
+ *
+ * A tool runs from an argv with posix_spawnp (never through a shell), in a
+ * process group of its own, with stdin on /dev/null and stdout and stderr
+ * on one pipe that is drained while the tool runs (so a chatty compiler can
+ * never block on a full pipe). The wait polls the pipe and a pidfd of the
+ * child with a 50 ms tick, checking cancellation and the timeout at each
+ * tick; a cancelled or timed-out tool's group gets SIGTERM, then SIGKILL
+ * after a second. A tool writes to a temporary name next to its final
+ * output, which is removed on every failure; the host renames it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "cc.h"
+
+extern char **environ;
+
+#define CC_TICK_MS 50
+#define CC_OUTPUT_MAX (1u << 20) /* captured output kept per tool run */
+
+/* Captured output of a tool. */
+typedef struct cc_output {
+    char *p;
+    size_t n, cap;
+    int truncated;
+} cc_output;
+
+/* Outcome of cc_wait. */
+enum { CC_EXITED, CC_CANCELLED, CC_TIMEDOUT };
+
+static long long cc_now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static int cc_cancelled(const vsched_ctx *ctx)
+{
+    return ctx->is_cancelled != NULL && ctx->is_cancelled(ctx);
+}
+
+static const char *cc_errstr(int err, char *buf, size_t cap)
+{
+    return strerror_r(err, buf, cap);
+}
+
+/* ---- output capture ------------------------------------------------------ */
+
+/* Read what is available on `fd`; returns 0 at end of file or on error,
+ * 1 when the pipe is still open. */
+static int cc_drain(int fd, cc_output *o)
+{
+    char chunk[16384];
+    for (;;) {
+        ssize_t r = read(fd, chunk, sizeof chunk);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return errno == EAGAIN;
+        if (r == 0)
+            return 0;
+        size_t keep = (size_t)r;
+        if (o->n + keep > CC_OUTPUT_MAX) {
+            keep = CC_OUTPUT_MAX - o->n;
+            o->truncated = 1;
+        }
+        if (o->n + keep + 1 > o->cap) {
+            size_t cap = o->cap ? o->cap : 4096;
+            while (cap < o->n + keep + 1)
+                cap *= 2;
+            char *p = realloc(o->p, cap);
+            if (p == NULL) {
+                o->truncated = 1;
+                continue;
+            }
+            o->p = p;
+            o->cap = cap;
+        }
+        memcpy(o->p + o->n, chunk, keep);
+        o->n += keep;
+        o->p[o->n] = '\0';
+    }
+}
+
+/* ---- waiting and killing ------------------------------------------------- */
+
+/* 1 once `pid` has exited (left unreaped, so its group id stays ours). */
+static int cc_exited(pid_t pid)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
+        return errno == ECHILD;
+    return si.si_pid == pid;
+}
+
+/* Block up to `ms` for the child to exit (pidfd, or a short sleep). */
+static void cc_park(int pidfd, int rfd, int ms)
+{
+    struct pollfd fds[2];
+    nfds_t n = 0;
+    if (rfd >= 0)
+        fds[n++] = (struct pollfd){.fd = rfd, .events = POLLIN};
+    if (pidfd >= 0)
+        fds[n++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
+    if (n > 0) {
+        poll(fds, n, ms);
+    } else {
+        struct timespec ts = {0, (long)ms * 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Terminate the group of `pid`: SIGTERM, SIGKILL after a second. */
+static void cc_kill(pid_t pid, int pidfd)
+{
+    kill(-pid, SIGTERM);
+    for (int i = 0; i < 1000 / CC_TICK_MS && !cc_exited(pid); i++)
+        cc_park(pidfd, -1, CC_TICK_MS);
+    kill(-pid, SIGKILL); /* the leader is a zombie: also ends stragglers */
+}
+
+/* Run until the child exits, the work is cancelled or the timeout passes,
+ * capturing output. The child is reaped on return; *status is its wait
+ * status when CC_EXITED. */
+static int cc_wait(const cc_inst *cc, const vsched_ctx *ctx, pid_t pid,
+                   int rfd, cc_output *out, int *status)
+{
+    int pidfd = (int)pidfd_open(pid, 0); /* -1 on old kernels: sleep ticks */
+    long long deadline = cc->timeout > 0 ? cc_now_ms() + cc->timeout * 1000 : 0;
+    int outcome = CC_EXITED, backoff = 1;
+    fcntl(rfd, F_SETFL, fcntl(rfd, F_GETFL) | O_NONBLOCK);
+    for (;;) {
+        if (rfd >= 0 && !cc_drain(rfd, out)) {
+            close(rfd);
+            rfd = -1;
+        }
+        if (cc_exited(pid))
+            break;
+        if (cc_cancelled(ctx) || (deadline && cc_now_ms() >= deadline)) {
+            outcome = cc_cancelled(ctx) ? CC_CANCELLED : CC_TIMEDOUT;
+            cc_kill(pid, pidfd);
+            break;
+        }
+        if (rfd >= 0 || pidfd >= 0) {
+            cc_park(pidfd, rfd, CC_TICK_MS);
+        } else { /* no pidfd: sleep 1, 2, 4 ... 50 ms */
+            cc_park(-1, -1, backoff);
+            backoff = backoff < CC_TICK_MS / 2 ? backoff * 2 : CC_TICK_MS;
+        }
+    }
+    if (rfd >= 0) {
+        cc_drain(rfd, out); /* what the tool wrote before exiting */
+        close(rfd);
+    }
+    if (pidfd >= 0)
+        close(pidfd);
+    while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+        ;
+    return outcome;
+}
+
+/* ---- running a tool ------------------------------------------------------ */
+
+/* Spawn argv[0] with output on a pipe; 0 or an errno value. */
+static int cc_spawn(char *const argv[], pid_t *pid, int *rfd)
+{
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) != 0)
+        return errno;
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
+                                      POSIX_SPAWN_SETSIGMASK |
+                                      POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setpgroup(&at, 0);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setsigdefault(&at, &all);
+    int err = posix_spawnp(pid, argv[0], &fa, &at, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    close(pfd[1]);
+    if (err != 0)
+        close(pfd[0]);
+    else
+        *rfd = pfd[0];
+    return err;
+}
+
+/* Report a failed run of argv[0] about `file`. */
+static void cc_report_failure(const vsched_ctx *ctx, const char *tool,
+                              const char *file, int status, cc_output *o)
+{
+    if (o->n > 0) {
+        static const char mark[] = "\n[... output truncated ...]\n";
+        if (o->truncated && o->n >= sizeof mark)
+            memcpy(o->p + o->n - (sizeof mark - 1), mark, sizeof mark);
+        ctx->diag(ctx, VSCHED_SEV_ERROR, file, 0, o->p);
+    } else if (WIFSIGNALED(status)) {
+        cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0, "'%s' killed by signal %d",
+                  tool, WTERMSIG(status));
+    } else {
+        cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0, "'%s' exited with status %d",
+                  tool, WEXITSTATUS(status));
+    }
+}
+
+/* Run argv, writing `tmp`; `file` names the work in diagnostics. Removes
+ * `tmp` on any failure. */
+static int cc_run(const cc_inst *cc, const vsched_ctx *ctx,
+                  char *const argv[], const char *file, const char *tmp)
+{
+    char ebuf[128];
+    pid_t pid = -1;
+    int rfd = -1, status = 0;
+    int err = cc_spawn(argv, &pid, &rfd);
+    if (err != 0) {
+        cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0, "cannot run '%s': %s",
+                  argv[0], cc_errstr(err, ebuf, sizeof ebuf));
+        return VSCHED_ETOOL;
+    }
+    cc_output o = {0};
+    int outcome = cc_wait(cc, ctx, pid, rfd, &o, &status);
+    int rc = VSCHED_OK;
+    if (outcome == CC_CANCELLED) {
+        rc = VSCHED_ECANCELLED;
+    } else if (outcome == CC_TIMEDOUT) {
+        cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
+                  "'%s' timed out after %lld s and was killed%s%s", argv[0],
+                  cc->timeout, o.n ? ":\n" : "", o.n ? o.p : "");
+        rc = VSCHED_ETIMEDOUT;
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        cc_report_failure(ctx, argv[0], file, status, &o);
+        rc = VSCHED_ETOOL;
+    } else if (access(tmp, F_OK) != 0) {
+        cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
+                  "'%s' succeeded but did not write %s", argv[0], tmp);
+        rc = VSCHED_ETOOL;
+    } else if (o.n > 0) {
+        ctx->diag(ctx, VSCHED_SEV_WARNING, file, 0, o.p);
+    }
+    if (rc != VSCHED_OK)
+        unlink(tmp);
+    free(o.p);
+    return rc;
+}
+
+/* ---- outputs ------------------------------------------------------------- */
+
+/* mkdir -p of the directory part of `path`. */
+static int cc_mkdirs(const vsched_ctx *ctx, const char *file, const char *path)
+{
+    char dir[PATH_MAX], ebuf[128];
+    const char *slash = strrchr(path, '/');
+    size_t n = slash != NULL ? (size_t)(slash - path) : 0;
+    if (n == 0 || n >= sizeof dir)
+        return VSCHED_OK;
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    for (char *p = dir + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char c = *p;
+        *p = '\0';
+        struct stat st;
+        if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+            cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
+                      "cannot create directory '%s': %s", dir,
+                      cc_errstr(errno, ebuf, sizeof ebuf));
+            return VSCHED_EIO;
+        }
+        if (c == '\0') {
+            if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+                return VSCHED_OK;
+            cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
+                      "cannot create directory '%s': not a directory", dir);
+            return VSCHED_EIO;
+        }
+        *p = c;
+    }
+}
+
+/* 1 when `s` is a relative name without "." or ".." components. */
+static int cc_safe_name(const char *s)
+{
+    if (s == NULL || s[0] == '\0' || s[0] == '/')
+        return 0;
+    for (const char *p = s; *p != '\0';) {
+        size_t len = strcspn(p, "/");
+        if (len == 0 || (len == 1 && p[0] == '.') ||
+            (len == 2 && p[0] == '.' && p[1] == '.'))
+            return 0;
+        p += len + (p[len] == '/');
+    }
+    return 1;
+}
+
+/* Fill out->path (out_dir/PROFILE/REL + ext) and out->tmp_path and create
+ * the directory. `ext` replaces REL's extension when non-NULL. */
+static int cc_paths(cc_inst *cc, const vsched_ctx *ctx, const char *file,
+                    const char *profile, const char *rel, const char *ext,
+                    vsched_artifact_out *out)
+{
+    if (!cc_safe_name(rel) || !cc_safe_name(profile) || strchr(profile, '/')) {
+        cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
+                  "cc: invalid output name '%s' for profile '%s'", rel,
+                  profile != NULL ? profile : "(null)");
+        return VSCHED_EINVAL;
+    }
+    const char *base = strrchr(rel, '/'), *dot;
+    base = base != NULL ? base + 1 : rel;
+    dot = ext != NULL ? strrchr(base, '.') : NULL;
+    int stem = (int)(dot != NULL && dot != base ? (size_t)(dot - rel)
+                                                : strlen(rel));
+    char path[PATH_MAX], tmp[PATH_MAX + 64];
+    int n = snprintf(path, sizeof path, "%s/%s/%.*s%s", cc->out_dir, profile,
+                     stem, rel, ext != NULL ? ext : "");
+    unsigned long k = __atomic_fetch_add(&cc->counter, 1, __ATOMIC_RELAXED);
+    if (n < 0 || (size_t)n >= sizeof path)
+        return VSCHED_EINVAL;
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%lu", path, (long)getpid(), k);
+    int rc = cc_mkdirs(ctx, file, path);
+    if (rc != VSCHED_OK)
+        return rc;
+    out->path = cc__host_strdup(ctx, path);
+    out->tmp_path = cc__host_strdup(ctx, tmp);
+    return out->path != NULL && out->tmp_path != NULL ? VSCHED_OK
+                                                      : VSCHED_ENOMEM;
+}
+
+static void cc_out_clear(const vsched_ctx *ctx, vsched_artifact_out *out)
+{
+    if (out->path != NULL)
+        ctx->free(ctx, out->path);
+    if (out->tmp_path != NULL)
+        ctx->free(ctx, out->tmp_path);
+    memset(out, 0, sizeof *out);
+}
+
+/* An argv under construction; every string is its own (malloc), and the
+ * vector stays NULL-terminated. An allocation failure sets `oom`. */
+typedef struct cc_argv {
+    char **v;
+    size_t n, cap;
+    int oom;
+} cc_argv;
+
+__attribute__((format(printf, 2, 3))) static void
+cc_arg(cc_argv *a, const char *fmt, ...)
+{
+    char *s = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    if (rc >= 0 && a->n + 2 > a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 16;
+        char **v = realloc(a->v, cap * sizeof *v);
+        if (v != NULL) {
+            a->v = v;
+            a->cap = cap;
+        }
+    }
+    if (rc < 0 || a->n + 2 > a->cap) {
+        free(rc >= 0 ? s : NULL);
+        a->oom = 1;
+        return;
+    }
+    a->v[a->n++] = s;
+    a->v[a->n] = NULL;
+}
+
+static void cc_args(cc_argv *a, const cc_words *w)
+{
+    for (size_t i = 0; i < w->n; i++)
+        cc_arg(a, "%s", w->v[i]);
+}
+
+static void cc_argv_free(cc_argv *a)
+{
+    for (size_t i = 0; i < a->n; i++)
+        free(a->v[i]);
+    free(a->v);
+}
+
+/* Run `a` writing out->tmp_path; clears `out` on failure. */
+static int cc_run_argv(cc_inst *cc, const vsched_ctx *ctx, cc_argv *a,
+                       const char *file, vsched_artifact_out *out)
+{
+    int rc = a->oom ? VSCHED_ENOMEM : cc_run(cc, ctx, a->v, file, out->tmp_path);
+    cc_argv_free(a);
+    if (rc != VSCHED_OK)
+        cc_out_clear(ctx, out);
+    return rc;
+}
+
+/* Contract in cc.h. */
+int cc__artifact(void *inst, const vsched_ctx *ctx,
+                 const vsched_artifact_in *in, vsched_artifact_out *out)
+{
+    cc_inst *cc = inst;
+    const cc_snap *s = in->snapshot;
+    memset(out, 0, sizeof *out);
+    if (strcmp(s->kind, "c") != 0 && strcmp(s->kind, "cxx") != 0)
+        return VSCHED_OK; /* headers and other files produce nothing */
+    const cc_profile *p = cc__profile(cc, in->profile);
+    if (p == NULL)
+        return VSCHED_ENOMEM;
+    int rc = cc_paths(cc, ctx, in->name, in->profile, in->name, ".o", out);
+    if (rc != VSCHED_OK) {
+        cc_out_clear(ctx, out);
+        return rc;
+    }
+    cc_argv a = {0};
+    cc_args(&a, &cc->launcher);
+    cc_arg(&a, "%s", cc->compiler);
+    cc_args(&a, &p->cflags);
+    for (size_t i = 0; i < cc->include_dirs.n; i++)
+        cc_arg(&a, "-I%s/%s", cc->root, cc->include_dirs.v[i]);
+    cc_arg(&a, "-c");
+    cc_arg(&a, "%s/%s", cc->root, in->name);
+    cc_arg(&a, "-o");
+    cc_arg(&a, "%s", out->tmp_path);
+    if ((rc = cc_run_argv(cc, ctx, &a, in->name, out)) != VSCHED_OK)
+        return rc;
+    uint64_t key[2] = {in->analysis_hash, p->compile_key};
+    out->artifact_hash = XXH3_64bits_withSeed(
+        key, sizeof key, XXH3_64bits(in->name, strlen(in->name)));
+    return VSCHED_OK;
+}
+
+/* Hash of a link: its command key, then each input's path and content. */
+static uint64_t cc_link_hash(const cc_profile *p, const vsched_job_in *in)
+{
+    XXH3_state_t *st = XXH3_createState();
+    if (st == NULL)
+        return 0;
+    XXH3_64bits_reset(st);
+    XXH3_64bits_update(st, &p->link_key, sizeof p->link_key);
+    char buf[65536];
+    for (size_t i = 0; i < in->n_inputs; i++) {
+        XXH3_64bits_update(st, in->inputs[i], strlen(in->inputs[i]) + 1);
+        int fd = open(in->inputs[i], O_RDONLY | O_CLOEXEC);
+        for (ssize_t r; fd >= 0 && (r = read(fd, buf, sizeof buf)) > 0;)
+            XXH3_64bits_update(st, buf, (size_t)r);
+        if (fd >= 0)
+            close(fd);
+    }
+    uint64_t h = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    return h;
+}
+
+/* Contract in cc.h. */
+int cc__job(void *inst, const vsched_ctx *ctx, const vsched_job_in *in,
+            vsched_artifact_out *out)
+{
+    cc_inst *cc = inst;
+    memset(out, 0, sizeof *out);
+    if (in->kind == NULL || strcmp(in->kind, "link") != 0)
+        return VSCHED_EUNSUPPORTED;
+    const cc_profile *p = cc__profile(cc, in->profile);
+    if (p == NULL)
+        return VSCHED_ENOMEM;
+    int rc = cc_paths(cc, ctx, in->name, in->profile, in->name, NULL, out);
+    if (rc != VSCHED_OK) {
+        cc_out_clear(ctx, out);
+        return rc;
+    }
+    cc_argv a = {0};
+    cc_arg(&a, "%s", cc->compiler); /* links run locally: no launcher */
+    cc_args(&a, &p->ldflags);
+    for (size_t i = 0; i < in->n_inputs; i++)
+        cc_arg(&a, "%s", in->inputs[i]);
+    cc_arg(&a, "-o");
+    cc_arg(&a, "%s", out->tmp_path);
+    cc_args(&a, &p->libs);
+    if ((rc = cc_run_argv(cc, ctx, &a, in->name, out)) != VSCHED_OK)
+        return rc;
+    out->artifact_hash = cc_link_hash(p, in);
+    return VSCHED_OK;
+}
