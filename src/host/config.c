@@ -25,20 +25,21 @@
  * lines and NULs, and tracks section headers itself; the handler
  * (vr_on_pair) then knows the exact line and section of each pair.
  *
- * Storage: entries and sections in file order, each with an open-addressing
- * hash index so that loading and lookups stay linear in the file size.
+ * Storage: entries and sections in file order, each with a hash index
+ * (config_index.h) so that loading and lookups stay linear in the file
+ * size.
  */
 #include "config.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <ini.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <vsched/plugin.h>
 
+#include "config_index.h"
 #include "util.h"
 
 /* One section: its header line (0 when made by --set) and the indices of
@@ -49,18 +50,6 @@ typedef struct vr_section {
     size_t n_ents, cap_ents;
 } vr_section;
 
-/* A hash slot: the item's index + 1 (0 = empty) and its hash. */
-typedef struct vr_slot {
-    uint64_t hash;
-    size_t idx1;
-} vr_slot;
-
-typedef struct vr_index {
-    vr_slot *slots;
-    size_t cap; /* a power of two, or 0 */
-    size_t count;
-} vr_index;
-
 struct vr_config {
     char *path;
     char *dir;
@@ -69,85 +58,49 @@ struct vr_config {
                                  names[] */
     unsigned char *from_set;  /* per entry: value came from --set */
     size_t n_entries, cap_entries;
-    vr_index entry_index;
+    vr__index entry_index;    /* (section, key) -> entry */
 
     char **names; /* section names, owned */
     vr_section *sections;
     size_t n_sections, cap_sections;
-    vr_index section_index;
+    vr__index section_index;  /* section name -> section */
 };
 
-/* ---- hash index ------------------------------------------------------ */
+/* ---- lookups (through config_index) ---------------------------------- */
 
-static uint64_t vr_hash(const char *section, const char *key)
+/* What vr_find_section / vr_find_entry look for: key NULL for a section. */
+typedef struct vr_lookup {
+    const vr_config *cfg;
+    const char *section;
+    const char *key;
+} vr_lookup;
+
+static int vr_is_section(const void *ctx, size_t idx)
 {
-    uint64_t h = 14695981039346656037u;
-    for (const unsigned char *p = (const unsigned char *)section; *p; p++)
-        h = (h ^ *p) * 1099511628211u;
-    h = (h ^ 0xffu) * 1099511628211u;
-    for (const unsigned char *p = (const unsigned char *)key; key && *p; p++)
-        h = (h ^ *p) * 1099511628211u;
-    return h;
+    const vr_lookup *q = ctx;
+    return strcmp(q->cfg->names[idx], q->section) == 0;
 }
 
-/* Slot holding (section, key) -- key NULL: the section itself -- or the
- * empty slot where it would go. The index must have a free slot. */
-static vr_slot *vr_probe(const vr_config *cfg, const char *section,
-                         const char *key, uint64_t h)
+static int vr_is_entry(const void *ctx, size_t idx)
 {
-    const vr_index *ix = key ? &cfg->entry_index : &cfg->section_index;
-    for (size_t i = h & (ix->cap - 1);; i = (i + 1) & (ix->cap - 1)) {
-        vr_slot *s = &ix->slots[i];
-        if (s->idx1 == 0)
-            return s;
-        if (s->hash != h)
-            continue;
-        if (key == NULL) {
-            if (strcmp(cfg->names[s->idx1 - 1], section) == 0)
-                return s;
-        } else {
-            const vr_config_entry *e = &cfg->entries[s->idx1 - 1];
-            if (strcmp(e->section, section) == 0 && strcmp(e->key, key) == 0)
-                return s;
-        }
-    }
-}
-
-/* Make room for one more item (load factor at most 1/2). */
-static void vr_index_reserve(vr_index *ix)
-{
-    if (2 * (ix->count + 1) <= ix->cap)
-        return;
-    size_t cap = ix->cap ? 2 * ix->cap : 16;
-    vr_slot *slots = vr_xcalloc(cap, sizeof *slots);
-    for (size_t i = 0; i < ix->cap; i++) {
-        if (ix->slots[i].idx1 == 0)
-            continue;
-        size_t j = ix->slots[i].hash & (cap - 1);
-        while (slots[j].idx1 != 0)
-            j = (j + 1) & (cap - 1);
-        slots[j] = ix->slots[i];
-    }
-    free(ix->slots);
-    ix->slots = slots;
-    ix->cap = cap;
+    const vr_lookup *q = ctx;
+    const vr_config_entry *e = &q->cfg->entries[idx];
+    return strcmp(e->section, q->section) == 0 && strcmp(e->key, q->key) == 0;
 }
 
 static long vr_find_section(const vr_config *cfg, const char *section)
 {
-    if (cfg->section_index.cap == 0)
-        return -1;
-    const vr_slot *s = vr_probe(cfg, section, NULL, vr_hash(section, NULL));
-    return s->idx1 ? (long)(s->idx1 - 1) : -1;
+    vr_lookup q = { cfg, section, NULL };
+    return vr__index_find(&cfg->section_index, vr__index_hash(section, NULL),
+                          vr_is_section, &q);
 }
 
 static long vr_find_entry(const vr_config *cfg, const char *section,
                           const char *key)
 {
-    if (cfg->entry_index.cap == 0)
-        return -1;
-    const vr_slot *s = vr_probe(cfg, section, key, vr_hash(section, key));
-    return s->idx1 ? (long)(s->idx1 - 1) : -1;
+    vr_lookup q = { cfg, section, key };
+    return vr__index_find(&cfg->entry_index, vr__index_hash(section, key),
+                          vr_is_entry, &q);
 }
 
 /* ---- building -------------------------------------------------------- */
@@ -165,11 +118,7 @@ static size_t vr_add_section(vr_config *cfg, const char *name, unsigned line)
     size_t i = cfg->n_sections++;
     cfg->names[i] = vr_xstrdup(name);
     cfg->sections[i] = (vr_section){ .line = line };
-    vr_index_reserve(&cfg->section_index);
-    uint64_t h = vr_hash(name, NULL);
-    vr_slot *s = vr_probe(cfg, name, NULL, h);
-    *s = (vr_slot){ .hash = h, .idx1 = i + 1 };
-    cfg->section_index.count++;
+    vr__index_add(&cfg->section_index, vr__index_hash(name, NULL), i);
     return i;
 }
 
@@ -189,11 +138,8 @@ static void vr_add_entry(vr_config *cfg, size_t si, const char *key,
                                          .value = vr_xstrdup(value),
                                          .line = line };
     cfg->from_set[i] = (unsigned char)from_set;
-    vr_index_reserve(&cfg->entry_index);
-    uint64_t h = vr_hash(cfg->names[si], key);
-    vr_slot *s = vr_probe(cfg, cfg->names[si], key, h);
-    *s = (vr_slot){ .hash = h, .idx1 = i + 1 };
-    cfg->entry_index.count++;
+    vr__index_add(&cfg->entry_index, vr__index_hash(cfg->names[si], key),
+                  i);
 
     vr_section *sec = &cfg->sections[si];
     if (sec->n_ents == sec->cap_ents) {
@@ -220,8 +166,8 @@ void vr_config_free(vr_config *cfg)
     free(cfg->from_set);
     free(cfg->names);
     free(cfg->sections);
-    free(cfg->entry_index.slots);
-    free(cfg->section_index.slots);
+    vr__index_free(&cfg->entry_index);
+    vr__index_free(&cfg->section_index);
     free(cfg->path);
     free(cfg->dir);
     free(cfg);

@@ -1,5 +1,8 @@
 /*
- * plugin_host.c -- finding, loading, checking and instantiating plugins.
+ * plugin_host.c -- finding, loading and checking plugins: libltdl, its
+ * lock, the search path, open / check / close. Instances live in
+ * plugin_instance.c, listing and describing in plugin_list.c; what the
+ * three share is in plugin_host_int.h.
  *
  * How a NAME is found (vr_plugin_open):
  *
@@ -28,9 +31,8 @@
  * A descriptor is checked once, at open; later code trusts it. Fields are
  * read only when the descriptor's (or ops table's) `size` covers them.
  */
-#include "plugin_host.h"
+#include "plugin_host_int.h"
 
-#include <dirent.h>
 #include <ltdl.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -38,7 +40,6 @@
 #include <unistd.h>
 #include <vsched/vsched.h>
 
-#include "schema.h"
 #include "util.h"
 
 #ifndef VSCHED_PLUGINSDIR
@@ -60,98 +61,15 @@
  * Lock: vr_plugin_lock guards every libltdl call (libltdl keeps its handle
  * list, preload lists and lt_dlerror() string in unprotected globals), and
  * vr_host_refs / vr_host_preloaded. Rank: outermost. It is held only
- * inside this module, around lt_* calls and the two variables; never while
- * calling into a plugin (entry, create, destroy) and never while taking any
- * other lock, so it cannot take part in a lock-order cycle.
+ * inside this file (plugin_instance.c and plugin_list.c reach libltdl only
+ * through the vr__ functions of plugin_host_int.h), around lt_* calls and
+ * the two variables; never while calling into a plugin (entry, create,
+ * destroy) and never while taking any other lock, so it cannot take part
+ * in a lock-order cycle.
  */
 static pthread_mutex_t vr_plugin_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned vr_host_refs;                  /* vr_plugin_host_init calls */
 static const lt_dlsymlist *vr_host_preloaded;  /* built-ins, or NULL */
-
-/* One value of a vsched_config, owned by the instance record. */
-typedef struct vr_kv {
-    char *section;
-    char *key;
-    char *value; /* NULL: unset and without default */
-} vr_kv;
-
-/* What the host keeps per instance: the configuration handed to create(),
- * a snapshot of every value (so the plugin may read it until destroy,
- * whatever happens to the vr_config), with defaults filled in and PATH
- * values made absolute. */
-typedef struct vr_instance {
-    void *inst;
-    vsched_config cfg;
-    char *section;
-    char *config_dir;
-    vr_kv *kv;
-    size_t n_kv, cap_kv;
-    struct vr_instance *next;
-} vr_instance;
-
-/* An open plugin. Not thread-safe: opened, instantiated, destroyed and
- * closed from one thread; the descriptor is read-only and may be read by
- * any thread while the plugin is open. */
-struct vr_plugin {
-    lt_dlhandle handle;         /* NULL for a built-in */
-    const vsched_plugin *desc;  /* checked */
-    char *label;                /* module name, used in every message */
-    char *origin;               /* "built-in" or the loaded file */
-    vr_instance *instances;     /* live instances */
-};
-
-/* ------------------------------------------------------------------------
- * Host context.
- */
-
-static int vr_ctx_is_cancelled(const vsched_ctx *ctx)
-{
-    return 0;
-}
-
-static void vr_ctx_diag(const vsched_ctx *ctx, vsched_severity sev,
-                        const char *file, unsigned line, const char *message)
-{
-    if (file != NULL && line != 0)
-        fprintf(stderr, "plugin: %s:%u: %s\n", file, line, message);
-    else if (file != NULL)
-        fprintf(stderr, "plugin: %s: %s\n", file, message);
-    else
-        fprintf(stderr, "plugin: %s\n", message);
-}
-
-static void *vr_ctx_alloc(const vsched_ctx *ctx, size_t size)
-{
-    return malloc(size);
-}
-
-static void *vr_ctx_realloc(const vsched_ctx *ctx, void *ptr, size_t size)
-{
-    return realloc(ptr, size);
-}
-
-static void vr_ctx_free(const vsched_ctx *ctx, void *ptr)
-{
-    free(ptr);
-}
-
-static const vsched_ctx vr_host_ctx = {
-    .size = sizeof(vsched_ctx),
-    .is_cancelled = vr_ctx_is_cancelled,
-    .diag = vr_ctx_diag,
-    .alloc = vr_ctx_alloc,
-    .realloc = vr_ctx_realloc,
-    .free = vr_ctx_free,
-    .host = NULL,
-};
-
-/* Contract: a process-wide context whose alloc/realloc/free are malloc,
- * realloc and free, is_cancelled always 0, and diag writes
- * "plugin: FILE:LINE: MESSAGE" to stderr. Static storage; thread-safe. */
-const vsched_ctx *vr_plugin_host_ctx(void)
-{
-    return &vr_host_ctx;
-}
 
 /* ------------------------------------------------------------------------
  * Initialisation.
@@ -197,8 +115,8 @@ void vr_plugin_host_exit(void)
     pthread_mutex_unlock(&vr_plugin_lock);
 }
 
-/* The preloaded table given to vr_plugin_host_init, or NULL. */
-static const lt_dlsymlist *vr_preloaded(void)
+/* Contract: see plugin_host_int.h. Takes vr_plugin_lock. */
+const lt_dlsymlist *vr__preloaded(void)
 {
     pthread_mutex_lock(&vr_plugin_lock);
     const lt_dlsymlist *t = vr_host_preloaded;
@@ -210,7 +128,8 @@ static const lt_dlsymlist *vr_preloaded(void)
  * Small helpers.
  */
 
-static const char *vr_role_name(unsigned role)
+/* Contract: see plugin_host_int.h. */
+const char *vr__role_name(unsigned role)
 {
     switch (role) {
     case VSCHED_ROLE_LOADER:
@@ -222,34 +141,21 @@ static const char *vr_role_name(unsigned role)
     }
 }
 
-/* "loader", "executor", "loader, executor" or "none". Static storage. */
-static const char *vr_roles_text(unsigned roles)
-{
-    unsigned both = VSCHED_ROLE_LOADER | VSCHED_ROLE_EXECUTOR;
-    if ((roles & both) == both)
-        return "loader, executor";
-    if (roles & VSCHED_ROLE_LOADER)
-        return "loader";
-    if (roles & VSCHED_ROLE_EXECUTOR)
-        return "executor";
-    return "none";
-}
-
-static int vr_has_suffix(const char *s, const char *suffix)
+/* Contract: see plugin_host_int.h. */
+int vr__has_suffix(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* Module name of a file or originator name: the base name without a
- * ".la", ".so" or ".a" extension. Heap string. */
-static char *vr_module_name(const char *path)
+/* Contract: see plugin_host_int.h (heap string, caller frees). */
+char *vr__module_name(const char *path)
 {
     const char *slash = strrchr(path, '/');
     char *name = vr_xstrdup(slash != NULL ? slash + 1 : path);
     static const char *const exts[] = { ".la", ".so", ".a" };
     for (size_t i = 0; i < sizeof exts / sizeof *exts; i++) {
-        if (vr_has_suffix(name, exts[i]) && strlen(name) > strlen(exts[i])) {
+        if (vr__has_suffix(name, exts[i]) && strlen(name) > strlen(exts[i])) {
             name[strlen(name) - strlen(exts[i])] = '\0';
             break;
         }
@@ -271,15 +177,8 @@ static char *vr_symbol_prefix(const char *name)
     return s;
 }
 
-/* A growable list of heap strings. */
-typedef struct vr_strv {
-    char **v;
-    size_t n, cap;
-} vr_strv;
-
-/* Append s (taking ownership) unless an equal string is present; then s is
- * freed. */
-static void vr_strv_add_unique(vr_strv *sv, char *s)
+/* Contract: see plugin_host_int.h. Takes ownership of s in every case. */
+void vr__strv_add_unique(vr__strv *sv, char *s)
 {
     for (size_t i = 0; i < sv->n; i++) {
         if (strcmp(sv->v[i], s) == 0) {
@@ -294,7 +193,8 @@ static void vr_strv_add_unique(vr_strv *sv, char *s)
     sv->v[sv->n++] = s;
 }
 
-static void vr_strv_free(vr_strv *sv)
+/* Contract: see plugin_host_int.h. */
+void vr__strv_free(vr__strv *sv)
 {
     for (size_t i = 0; i < sv->n; i++)
         free(sv->v[i]);
@@ -305,7 +205,7 @@ static void vr_strv_free(vr_strv *sv)
 
 /* Split `text` at any character of `seps` and add each non-empty word,
  * made absolute against `base` when base is not NULL. */
-static void vr_strv_add_split(vr_strv *sv, const char *text, const char *seps,
+static void vr_strv_add_split(vr__strv *sv, const char *text, const char *seps,
                               const char *base)
 {
     const char *p = text;
@@ -324,14 +224,13 @@ static void vr_strv_add_split(vr_strv *sv, const char *text, const char *seps,
                 word = abs;
             }
         }
-        vr_strv_add_unique(sv, word);
+        vr__strv_add_unique(sv, word);
         p += n;
     }
 }
 
-/* The directories searched after the built-ins, in order, without
- * duplicates. */
-static void vr_search_dirs(vr_strv *dirs, const vr_config *cfg)
+/* Contract: see plugin_host_int.h. The strings added are owned by dirs. */
+void vr__search_dirs(vr__strv *dirs, const vr_config *cfg)
 {
     if (cfg != NULL) {
         const char *pp = vr_config_get(cfg, "vsched", "plugin_path");
@@ -341,7 +240,7 @@ static void vr_search_dirs(vr_strv *dirs, const vr_config *cfg)
     const char *env = getenv("VSCHED_PLUGIN_PATH");
     if (env != NULL)
         vr_strv_add_split(dirs, env, ":", NULL);
-    vr_strv_add_unique(dirs, vr_xstrdup(VSCHED_PLUGINSDIR));
+    vr__strv_add_unique(dirs, vr_xstrdup(VSCHED_PLUGINSDIR));
 }
 
 /* ------------------------------------------------------------------------
@@ -396,7 +295,7 @@ static int vr_check_role(const char *label, unsigned role, const char *missing,
 {
     if (missing == NULL)
         return 0;
-    const char *r = vr_role_name(role);
+    const char *r = vr__role_name(role);
     if (missing[0] == '\0')
         *err = vr_strfmt("plugin '%s' declares role %s but has no %s "
                          "operations table (or its size is 0)",
@@ -537,7 +436,7 @@ static int vr_plugin_make(vr_plugin **out, lt_dlhandle handle,
  * -1 when the module is there but lists no entry symbol. */
 static int vr_builtin_entry(const char *name, vsched_plugin_entry_fn *entry)
 {
-    const lt_dlsymlist *s = vr_preloaded();
+    const lt_dlsymlist *s = vr__preloaded();
     if (s == NULL)
         return 0;
     char *prefix = vr_symbol_prefix(name);
@@ -546,7 +445,7 @@ static int vr_builtin_entry(const char *name, vsched_plugin_entry_fn *entry)
     int found = 0, in_module = 0;
     for (; s->name != NULL && found <= 0; s++) {
         if (s->address == NULL) { /* an originator starts a module */
-            char *mod = vr_module_name(s->name);
+            char *mod = vr__module_name(s->name);
             in_module = strcmp(s->name, "@PROGRAM@") != 0 &&
                         strcmp(mod, name) == 0;
             if (in_module)
@@ -564,12 +463,11 @@ static int vr_builtin_entry(const char *name, vsched_plugin_entry_fn *entry)
     return found;
 }
 
-/* Whether the lt_dlopenext of `base` finds a file: sets *file to the path
- * it will load (NAME.la before NAME.so, or NAME as is when it ends in
- * .la/.so) and returns 1, or returns 0. */
-static int vr_module_file(const char *base, char **file)
+/* Contract: see plugin_host_int.h. Checks with access(2) only; loads
+ * nothing. */
+int vr__module_file(const char *base, char **file)
 {
-    if (vr_has_suffix(base, ".la") || vr_has_suffix(base, ".so")) {
+    if (vr__has_suffix(base, ".la") || vr__has_suffix(base, ".so")) {
         if (access(base, F_OK) != 0)
             return 0;
         *file = vr_xstrdup(base);
@@ -587,15 +485,15 @@ static int vr_module_file(const char *base, char **file)
     return 0;
 }
 
-/* Open the module file(s) `base` (a path; see vr_module_file). Returns 1
- * when no such file exists, else 0 or a negative status from loading and
- * checking it. */
-static int vr_open_file(vr_plugin **out, const char *base, char **err)
+/* Contract: see plugin_host_int.h. Returns 1 when no such file exists,
+ * else 0 or a negative status from loading and checking it. Takes
+ * vr_plugin_lock around libltdl calls. */
+int vr__open_file(vr_plugin **out, const char *base, char **err)
 {
     char *file = NULL;
-    if (!vr_module_file(base, &file))
+    if (!vr__module_file(base, &file))
         return 1;
-    char *label = vr_module_name(base);
+    char *label = vr__module_name(base);
 
     pthread_mutex_lock(&vr_plugin_lock);
     lt_dlhandle h = lt_dlopenext(base);
@@ -634,7 +532,7 @@ static int vr_open_file(vr_plugin **out, const char *base, char **err)
 }
 
 /* The "not found" message listing every place searched. */
-static char *vr_not_found_message(const char *name, const vr_strv *dirs)
+static char *vr_not_found_message(const char *name, const vr__strv *dirs)
 {
     size_t len = 0;
     for (size_t i = 0; i < dirs->n; i++)
@@ -679,10 +577,10 @@ int vr_plugin_open(vr_plugin **out, const char *name, const vr_config *cfg,
     }
 
     if (strchr(name, '/') != NULL) {
-        int rc = vr_open_file(out, name, err);
+        int rc = vr__open_file(out, name, err);
         if (rc != 1)
             return rc;
-        if (vr_has_suffix(name, ".la") || vr_has_suffix(name, ".so"))
+        if (vr__has_suffix(name, ".la") || vr__has_suffix(name, ".so"))
             *err = vr_strfmt("plugin file '%s' not found", name);
         else
             *err = vr_strfmt("plugin file '%s' not found (tried %s.la and "
@@ -704,19 +602,19 @@ int vr_plugin_open(vr_plugin **out, const char *name, const vr_config *cfg,
         return VSCHED_EABI;
     }
 
-    vr_strv dirs = { 0 };
-    vr_search_dirs(&dirs, cfg);
+    vr__strv dirs = { 0 };
+    vr__search_dirs(&dirs, cfg);
     int rc = 1;
     for (size_t i = 0; i < dirs.n && rc == 1; i++) {
         char *base = vr_strfmt("%s/%s", dirs.v[i], name);
-        rc = vr_open_file(out, base, err);
+        rc = vr__open_file(out, base, err);
         free(base);
     }
     if (rc == 1) {
         *err = vr_not_found_message(name, &dirs);
         rc = VSCHED_ENOENT;
     }
-    vr_strv_free(&dirs);
+    vr__strv_free(&dirs);
     return rc;
 }
 
@@ -733,216 +631,13 @@ const char *vr_plugin_origin(const vr_plugin *p)
     return p->origin;
 }
 
-/* ------------------------------------------------------------------------
- * Instances and their configuration.
- */
-
-static void vr_instance_put(vr_instance *w, const char *section,
-                            const char *key, char *value)
-{
-    if (w->n_kv == w->cap_kv) {
-        w->cap_kv = w->cap_kv ? 2 * w->cap_kv : 16;
-        w->kv = vr_xrealloc(w->kv, w->cap_kv * sizeof *w->kv);
-    }
-    vr_kv *kv = &w->kv[w->n_kv++];
-    kv->section = vr_xstrdup(section);
-    kv->key = vr_xstrdup(key);
-    kv->value = value;
-}
-
-static const vr_kv *vr_instance_find(const vr_instance *w,
-                                     const char *section, const char *key)
-{
-    for (size_t i = 0; i < w->n_kv; i++)
-        if (strcmp(w->kv[i].section, section) == 0 &&
-            strcmp(w->kv[i].key, key) == 0)
-            return &w->kv[i];
-    return NULL;
-}
-
-static void vr_instance_free(vr_instance *w)
-{
-    for (size_t i = 0; i < w->n_kv; i++) {
-        free(w->kv[i].section);
-        free(w->kv[i].key);
-        free(w->kv[i].value);
-    }
-    free(w->kv);
-    free(w->section);
-    free(w->config_dir);
-    free(w);
-}
-
-/* vsched_config.get: every value was resolved when the instance was made. */
-static const char *vr_config_cb_get(const vsched_config *cfg,
-                                    const char *section, const char *key)
-{
-    const vr_instance *w = cfg->host;
-    if (section == NULL || key == NULL)
-        return NULL;
-    const vr_kv *kv = vr_instance_find(w, section, key);
-    return kv != NULL ? kv->value : NULL;
-}
-
-/* A heap copy of `value`, made absolute against `dir` when the key is a
- * PATH (an empty value stays empty: "unset"). */
-static char *vr_resolve(const vsched_key *k, const char *value,
-                        const char *dir)
-{
-    if (value == NULL)
-        return NULL;
-    if (k != NULL && k->type == VSCHED_KEY_PATH && value[0] != '\0') {
-        char *abs = vr_path_join(dir, value);
-        if (abs != NULL)
-            return abs;
-    }
-    return vr_xstrdup(value);
-}
-
-static const vsched_key *vr_schema_key(const vsched_plugin *d,
-                                       const char *key)
-{
-    for (size_t i = 0; i < d->n_schema; i++)
-        if (strcmp(d->schema[i].name, key) == 0)
-            return &d->schema[i];
-    return NULL;
-}
-
-static int vr_is_profile_section(const char *section)
-{
-    return strncmp(section, "profile.", strlen("profile.")) == 0;
-}
-
-/* Snapshot cfg for one instance: the plugin's own section with schema
- * defaults filled in, PATH keys of it and of [profile.*] made absolute,
- * then every other value as configured. */
-static vr_instance *vr_instance_new(const vsched_plugin *d,
-                                    const vr_config *cfg, const char *section)
-{
-    vr_instance *w = vr_xcalloc(1, sizeof *w);
-    const char *dir = vr_config_dir(cfg);
-    w->section = vr_xstrdup(section);
-    w->config_dir = vr_xstrdup(dir != NULL ? dir : "/");
-
-    for (size_t i = 0; i < d->n_schema; i++) {
-        const vsched_key *k = &d->schema[i];
-        const char *v = vr_config_get(cfg, section, k->name);
-        vr_instance_put(w, section, k->name,
-                        vr_resolve(k, v != NULL ? v : k->dflt, w->config_dir));
-    }
-    size_t n = 0;
-    const vr_config_entry *e = vr_config_entries(cfg, &n);
-    for (size_t i = 0; i < n; i++) {
-        if (vr_instance_find(w, e[i].section, e[i].key) != NULL)
-            continue;
-        const vsched_key *k = vr_is_profile_section(e[i].section)
-                                  ? vr_schema_key(d, e[i].key)
-                                  : NULL;
-        const char *v = vr_config_get(cfg, e[i].section, e[i].key);
-        vr_instance_put(w, e[i].section, e[i].key,
-                        vr_resolve(k, v != NULL ? v : e[i].value,
-                                   w->config_dir));
-    }
-
-    w->cfg.size = sizeof(vsched_config);
-    w->cfg.section = w->section;
-    w->cfg.get = vr_config_cb_get;
-    w->cfg.config_dir = w->config_dir;
-    w->cfg.host = w;
-    return w;
-}
-
-/* Schema validation of the plugin's section, and for an executor of every
- * [profile.*] section (per-profile keys only). */
-static int vr_validate(const vr_plugin *p, unsigned role, const vr_config *cfg,
-                       const char *section, char **err)
-{
-    const vsched_plugin *d = p->desc;
-    static const char *const ignore[] = { "plugin", NULL };
-    int rc = vr_schema_validate(cfg, section, d->schema, d->n_schema, ignore,
-                                0, err);
-    if (rc != 0 || role != VSCHED_ROLE_EXECUTOR)
-        return rc;
-    size_t n = 0;
-    const char *const *sections = vr_config_sections(cfg, &n);
-    for (size_t i = 0; i < n && rc == 0; i++)
-        if (vr_is_profile_section(sections[i]))
-            rc = vr_schema_validate(cfg, sections[i], d->schema, d->n_schema,
-                                    NULL, 1, err);
-    return rc;
-}
-
-/* Contract: see plugin_host.h. cfg must not be NULL; the instance does not
- * borrow it (the values the plugin reads are copied and live until
- * vr_plugin_destroy_instance). Errors, *err set (caller frees):
- * VSCHED_EINVAL role not provided ("plugin 'fs' does not provide role
- * executor"); VSCHED_ECONFIG schema ("FILE:LINE: ..."), create() not
- * called; VSCHED_EERR create() failed ("plugin 'cc': cannot create
- * executor: <plugin message>"). Calls create() on the calling thread. */
-int vr_plugin_instantiate(vr_plugin *p, unsigned role, const vr_config *cfg,
-                          const char *section, void **inst, char **err)
-{
-    *inst = NULL;
-    *err = NULL;
-    const vsched_plugin *d = p->desc;
-    if ((role != VSCHED_ROLE_LOADER && role != VSCHED_ROLE_EXECUTOR) ||
-        (d->roles & role) == 0) {
-        *err = vr_strfmt("plugin '%s' does not provide role %s", p->label,
-                         vr_role_name(role));
-        return VSCHED_EINVAL;
-    }
-    int rc = vr_validate(p, role, cfg, section, err);
-    if (rc != 0)
-        return rc;
-
-    vr_instance *w = vr_instance_new(d, cfg, section);
-    char *errmsg = NULL;
-    void *made = NULL;
-    const vsched_ctx *ctx = vr_plugin_host_ctx();
-    rc = d->create(ctx, &w->cfg, &made, &errmsg);
-    if (rc != 0) {
-        *err = vr_strfmt("plugin '%s': cannot create %s: %s", p->label,
-                         vr_role_name(role),
-                         errmsg != NULL && errmsg[0] != '\0'
-                             ? errmsg
-                             : vsched_strerror(rc < 0 ? rc : VSCHED_EERR));
-        ctx->free(ctx, errmsg);
-        vr_instance_free(w);
-        return VSCHED_EERR;
-    }
-    ctx->free(ctx, errmsg); /* a message with success is ignored */
-    w->inst = made;
-    w->next = p->instances;
-    p->instances = w;
-    *inst = made;
-    return 0;
-}
-
-/* Contract: calls the plugin's destroy() on an instance made by
- * vr_plugin_instantiate and frees the configuration it was given. An
- * instance not (or no longer) known to p is ignored, so a double destroy
- * is harmless. */
-void vr_plugin_destroy_instance(vr_plugin *p, void *inst)
-{
-    for (vr_instance **wp = &p->instances; *wp != NULL; wp = &(*wp)->next) {
-        vr_instance *w = *wp;
-        if (w->inst == inst) {
-            *wp = w->next;
-            p->desc->destroy(inst);
-            vr_instance_free(w);
-            return;
-        }
-    }
-}
-
 /* Contract: destroys any instance still alive (nothing leaks), then closes
  * the module and frees p. NULL is accepted. Takes vr_plugin_lock. */
 void vr_plugin_close(vr_plugin *p)
 {
     if (p == NULL)
         return;
-    while (p->instances != NULL)
-        vr_plugin_destroy_instance(p, p->instances->inst);
+    vr__destroy_instances(p);
     if (p->handle != NULL) {
         pthread_mutex_lock(&vr_plugin_lock);
         lt_dlclose(p->handle);
@@ -951,172 +646,4 @@ void vr_plugin_close(vr_plugin *p)
     free(p->label);
     free(p->origin);
     free(p);
-}
-
-/* ------------------------------------------------------------------------
- * Listing and describing.
- */
-
-static void vr_list_line(FILE *out, const vr_plugin *p)
-{
-    const vsched_plugin *d = p->desc;
-    fprintf(out, "%-14s %-10s %-17s %s  %s\n", d->name,
-            d->version != NULL ? d->version : "-", vr_roles_text(d->roles),
-            p->origin, d->description != NULL ? d->description : "");
-}
-
-/* Module names (".la"/".so" files) in `dir`, sorted, without duplicates. */
-static void vr_dir_modules(vr_strv *mods, const char *dir)
-{
-    DIR *dp = opendir(dir);
-    if (dp == NULL)
-        return;
-    struct dirent *de;
-    while ((de = readdir(dp)) != NULL) {
-        if (de->d_name[0] == '.')
-            continue;
-        if (vr_has_suffix(de->d_name, ".la") ||
-            vr_has_suffix(de->d_name, ".so"))
-            vr_strv_add_unique(mods, vr_module_name(de->d_name));
-    }
-    closedir(dp);
-    for (size_t i = 1; i < mods->n; i++) /* insertion sort: few entries */
-        for (size_t j = i; j > 0 && strcmp(mods->v[j - 1], mods->v[j]) > 0;
-             j--) {
-            char *t = mods->v[j];
-            mods->v[j] = mods->v[j - 1];
-            mods->v[j - 1] = t;
-        }
-}
-
-/* Contract: see plugin_host.h. A name found twice is listed where the
- * search finds it first (later ones are shadowed). A module that cannot be
- * used is listed as "NAME  -  -  FILE  unusable: REASON". Returns 0, or
- * VSCHED_EIO when writing to `out` failed. */
-int vr_plugin_list(FILE *out, const vr_config *cfg)
-{
-    vr_strv seen = { 0 };
-    for (const lt_dlsymlist *s = vr_preloaded(); s != NULL && s->name;
-         s++) {
-        if (s->address != NULL || strcmp(s->name, "@PROGRAM@") == 0)
-            continue;
-        char *mod = vr_module_name(s->name);
-        vr_plugin *p = NULL;
-        char *err = NULL;
-        if (vr_plugin_open(&p, mod, NULL, &err) == 0) {
-            vr_list_line(out, p);
-            vr_plugin_close(p);
-        } else {
-            fprintf(out, "%-14s %-10s %-17s %s  unusable: %s\n", mod, "-",
-                    "-", "built-in", err);
-        }
-        free(err);
-        vr_strv_add_unique(&seen, mod);
-    }
-    vr_strv dirs = { 0 };
-    vr_search_dirs(&dirs, cfg);
-    for (size_t i = 0; i < dirs.n; i++) {
-        vr_strv mods = { 0 };
-        vr_dir_modules(&mods, dirs.v[i]);
-        for (size_t j = 0; j < mods.n; j++) {
-            size_t before = seen.n;
-            vr_strv_add_unique(&seen, vr_xstrdup(mods.v[j]));
-            if (seen.n == before)
-                continue; /* shadowed */
-            char *base = vr_strfmt("%s/%s", dirs.v[i], mods.v[j]);
-            vr_plugin *p = NULL;
-            char *err = NULL;
-            int rc = vr_open_file(&p, base, &err);
-            if (rc == 0) {
-                vr_list_line(out, p);
-                vr_plugin_close(p);
-            } else if (rc < 0) {
-                char *file = NULL;
-                if (!vr_module_file(base, &file))
-                    file = vr_xstrdup(base);
-                fprintf(out, "%-14s %-10s %-17s %s  unusable: %s\n",
-                        mods.v[j], "-", "-", file, err);
-                free(file);
-            }
-            free(err);
-            free(base);
-        }
-        vr_strv_free(&mods);
-    }
-    vr_strv_free(&dirs);
-    vr_strv_free(&seen);
-    return ferror(out) ? VSCHED_EIO : 0;
-}
-
-static const char *vr_type_name(vsched_key_type t)
-{
-    switch (t) {
-    case VSCHED_KEY_STRING:
-        return "string";
-    case VSCHED_KEY_INT:
-        return "int";
-    case VSCHED_KEY_BOOL:
-        return "bool";
-    case VSCHED_KEY_PATH:
-        return "path";
-    case VSCHED_KEY_LIST:
-        return "list";
-    }
-    return "?";
-}
-
-/* One schema key: "  NAME  TYPE  default: V  [range: A..B]  [required]
- * [per-profile]  -- HELP". */
-static void vr_describe_key(FILE *out, const vsched_key *k)
-{
-    fprintf(out, "  %-16s %-6s", k->name, vr_type_name(k->type));
-    if (k->dflt == NULL)
-        fputs("  default: none", out);
-    else if (k->dflt[0] == '\0')
-        fputs("  default: \"\"", out);
-    else
-        fprintf(out, "  default: %s", k->dflt);
-    if (k->type == VSCHED_KEY_INT)
-        fprintf(out, "  range: %lld..%lld", k->min, k->max);
-    if (k->flags & VSCHED_KEY_REQUIRED)
-        fputs("  required", out);
-    if (k->flags & VSCHED_KEY_PER_PROFILE)
-        fputs("  per-profile", out);
-    fprintf(out, "  -- %s\n", k->help != NULL ? k->help : "");
-}
-
-/* Contract: see plugin_host.h. Opens `name` as vr_plugin_open does and
- * prints: name, version, origin, description, roles, thread-safety, then
- * one line per key (name, type, default, range for INT, required /
- * per-profile, help). Returns 0, an error of vr_plugin_open (*err set), or
- * VSCHED_EIO when writing failed. */
-int vr_plugin_describe(FILE *out, const char *name, const vr_config *cfg,
-                       char **err)
-{
-    vr_plugin *p = NULL;
-    int rc = vr_plugin_open(&p, name, cfg, err);
-    if (rc != 0)
-        return rc;
-    const vsched_plugin *d = p->desc;
-    fprintf(out, "name:          %s\n", d->name);
-    fprintf(out, "version:       %s\n", d->version != NULL ? d->version : "-");
-    fprintf(out, "origin:        %s\n", p->origin);
-    fprintf(out, "description:   %s\n",
-            d->description != NULL ? d->description : "");
-    fprintf(out, "roles:         %s\n", vr_roles_text(d->roles));
-    fprintf(out, "thread-safety: %s\n",
-            (d->flags & VSCHED_PLUGIN_THREAD_SAFE)
-                ? "thread-safe (an instance may be called from several "
-                  "threads at once)"
-                : "not thread-safe (the host serialises calls into an "
-                  "instance)");
-    fprintf(out, "keys:%s\n", d->n_schema == 0 ? " none" : "");
-    for (size_t i = 0; i < d->n_schema; i++)
-        vr_describe_key(out, &d->schema[i]);
-    vr_plugin_close(p);
-    if (ferror(out)) {
-        *err = vr_strfmt("cannot write the description of plugin '%s'", name);
-        return VSCHED_EIO;
-    }
-    return 0;
 }
