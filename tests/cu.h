@@ -10,16 +10,34 @@
 
 #include <CUnit/Basic.h>
 #include <CUnit/CUnit.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 typedef struct vr_cu_test {
     const char *name;
     void (*fn)(void);
 } vr_cu_test;
 
+/* Watchdog: a test program that hangs is killed after this many seconds
+ * (VSCHED_TEST_TIMEOUT overrides), failing instead of stalling the run. */
+#define VR_CU_TIMEOUT 300
+
+static inline void vr_cu_watchdog(int sig)
+{
+    (void)sig;
+    static const char msg[] = "test watchdog: timed out (hang?)\n";
+    ssize_t w = write(2, msg, sizeof msg - 1);
+    (void)w;
+    _exit(98);
+}
+
 static inline int vr_cu_main(const char *suite_name, const vr_cu_test *tests)
 {
+    const char *limit = getenv("VSCHED_TEST_TIMEOUT");
+    signal(SIGALRM, vr_cu_watchdog);
+    alarm(limit != NULL ? (unsigned)atoi(limit) : VR_CU_TIMEOUT);
     if (CU_initialize_registry() != CUE_SUCCESS)
         return 99;
     CU_pSuite suite = CU_add_suite(suite_name, NULL, NULL);

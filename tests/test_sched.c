@@ -220,7 +220,29 @@ static const vsched_executor_ops rec_executor = {
 
 static vsched_pool *cpu, *io;
 
+/* Observer: counts events; cancels the scheduler on the first failure. */
+static vsched *observed;
+static atomic_int events_seen, cancels;
+
+static void cancel_on_failure(void *user, const vsched_event *ev)
+{
+    (void)user;
+    atomic_fetch_add(&events_seen, 1);
+    if (ev->status != 0 && ev->status != VSCHED_ECANCELLED &&
+        atomic_fetch_add(&cancels, 1) == 0)
+        vsched_cancel(observed, "stopped after a failure");
+}
+
+static vsched *start_observed(const mem_file *files, unsigned cpu_threads,
+                              vsched_observer_fn observer);
+
 static vsched *start(const mem_file *files, unsigned cpu_threads)
+{
+    return start_observed(files, cpu_threads, NULL);
+}
+
+static vsched *start_observed(const mem_file *files, unsigned cpu_threads,
+                              vsched_observer_fn observer)
 {
     world = files;
     n_events = 0;
@@ -235,6 +257,7 @@ static vsched *start(const mem_file *files, unsigned cpu_threads)
         .io_pool = io,
         .loader = {&mem_loader, NULL, 1},
         .executor = {&rec_executor, NULL, 1},
+        .observer = observer,
     };
     vsched *s = NULL;
     CU_ASSERT_FATAL(vsched_create(&s, &o) == 0);
@@ -319,16 +342,22 @@ static void analysis_hash_covers_included_headers(void)
 static mem_file ordered[41];
 static char ordered_names[40][16];
 
-static void wait_batch_returns_results_in_input_order(void)
+/* Forty files named slowNN.c / fastNN.c (their Artifacts can be slowed). */
+static void init_ordered(void)
 {
-    /* Slow files first, fast ones later: completion order differs from
-     * input order, results must not. */
     for (int i = 0; i < 40; i++) {
         snprintf(ordered_names[i], sizeof ordered_names[i], "%s%02d.c",
                  i < 20 ? "slow" : "fast", i);
         ordered[i] = (mem_file){ordered_names[i], "int y;\n"};
     }
     ordered[40] = (mem_file){NULL, NULL};
+}
+
+static void wait_batch_returns_results_in_input_order(void)
+{
+    /* Slow files first, fast ones later: completion order differs from
+     * input order, results must not. */
+    init_ordered();
     vsched *s = start(ordered, 2);
     atomic_store(&artifact_delay_us, 2000);
     vsched_request reqs[40];
@@ -522,6 +551,7 @@ static void atomic_batch_counts_one_submission_plain_batch_counts_each(void)
 
 static void destroy_answers_parked_waiters_with_shutdown(void)
 {
+    init_ordered();
     vsched *s = start(ordered, 1);
     atomic_store(&artifact_delay_us, 20000);
     vsched_request reqs[20];
@@ -544,7 +574,38 @@ static void destroy_answers_parked_waiters_with_shutdown(void)
     vsched_pool_destroy(io);
 }
 
+static void observer_may_cancel_on_first_failure_without_deadlock(void)
+{
+    init_ordered();
+    vsched *s = start_observed(ordered, 1, cancel_on_failure);
+    observed = s;
+    atomic_store(&events_seen, 0);
+    atomic_store(&cancels, 0);
+    fail_artifact = "slow00.c";
+    vsched_request reqs[20];
+    for (int i = 0; i < 20; i++)
+        reqs[i] = (vsched_request){ordered_names[i], VSCHED_STAGE_ARTIFACT,
+                                   "release", 20 - i, 0};
+    vsched_batch *b = NULL;
+    CU_ASSERT_FATAL(vsched_submit_batch_atomic(s, reqs, 20, &b) == 0);
+    const vsched_result *res[20];
+    vsched_wait_batch(b, res);
+    CU_ASSERT_EQUAL(res[0]->status, VSCHED_ETOOL);
+    int cancelled = 0;
+    for (int i = 1; i < 20; i++) {
+        CU_ASSERT(res[i]->status == 0 || res[i]->status == VSCHED_ECANCELLED);
+        cancelled += res[i]->status == VSCHED_ECANCELLED;
+    }
+    CU_ASSERT(cancelled > 0);
+    CU_ASSERT_EQUAL(atomic_load(&cancels), 1);
+    /* Every stage that ended, ran or not, was reported. */
+    CU_ASSERT(atomic_load(&events_seen) >= 20);
+    vsched_batch_release(b);
+    stop(s);
+}
+
 static const vr_cu_test tests[] = {
+
     {"header_analysis_completes_before_any_artifact_that_includes_it",
      header_analysis_completes_before_any_artifact_that_includes_it},
     {"analysis_hash_covers_included_headers",
@@ -568,6 +629,8 @@ static const vr_cu_test tests[] = {
      atomic_batch_counts_one_submission_plain_batch_counts_each},
     {"destroy_answers_parked_waiters_with_shutdown",
      destroy_answers_parked_waiters_with_shutdown},
+    {"observer_may_cancel_on_first_failure_without_deadlock",
+     observer_may_cancel_on_first_failure_without_deadlock},
     {NULL, NULL},
 };
 

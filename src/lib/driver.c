@@ -149,23 +149,36 @@ static void event_push(vsched *s, const vsched__node *n)
         n->finished_ns};
 }
 
-/* Deliver queued events, outside the scheduler lock. Names point into file
- * nodes, which live until vsched_destroy. */
+/* Set while this thread runs observer callbacks. */
+static _Thread_local int in_observer;
+
+/* Deliver queued events, outside the scheduler lock, until none is left.
+ * Names point into file nodes, which live until vsched_destroy. An
+ * observer that calls vsched_cancel re-enters here: the nested call
+ * returns at once and the outer loop delivers what the cancel queued. */
 void vsched__fire_events(vsched *s)
 {
-    if (s->opts.observer == NULL)
+    if (s->opts.observer == NULL || in_observer)
         return;
-    pthread_mutex_lock(&s->lock);
-    vsched_event *ev = s->events;
-    size_t n = s->n_events;
-    s->events = NULL;
-    s->n_events = s->cap_events = 0;
-    pthread_mutex_unlock(&s->lock);
     pthread_mutex_lock(&s->observer_lock);
-    for (size_t i = 0; i < n; i++)
-        s->opts.observer(s->opts.observer_user, &ev[i]);
+    in_observer = 1;
+    for (;;) {
+        pthread_mutex_lock(&s->lock);
+        vsched_event *ev = s->events;
+        size_t n = s->n_events;
+        s->events = NULL;
+        s->n_events = s->cap_events = 0;
+        pthread_mutex_unlock(&s->lock);
+        if (n == 0) {
+            free(ev);
+            break;
+        }
+        for (size_t i = 0; i < n; i++)
+            s->opts.observer(s->opts.observer_user, &ev[i]);
+        free(ev);
+    }
+    in_observer = 0;
     pthread_mutex_unlock(&s->observer_lock);
-    free(ev);
 }
 
 /* ---- terminal transitions ----------------------------------------------- */
