@@ -4,11 +4,12 @@
 . "${top_srcdir:-.}/tests/lib.sh"
 scratch
 cp -R "$top_srcdir/conf" "$top_srcdir/examples" "$SCRATCH/"
+chmod -R u+w "$SCRATCH" # sources are read-only under distcheck
 ini="$SCRATCH/conf/example.ini"
 printf 'int broken(void) { return missing_symbol_xyz; }\n' \
     >"$SCRATCH/examples/hello/src/zz_broken.c"
 
-"$VSCHED_RUN" --config "$ini" -k 0 >"$SCRATCH/out" 2>&1
+vsched_run --config "$ini" -k 0 >"$SCRATCH/out" 2>&1
 rc=$?
 cat "$SCRATCH/out"
 check "compile error exits 1" test "$rc" -eq 1
@@ -26,7 +27,7 @@ check "no temporary outputs left" \
 
 # A missing compiler is a build failure with a clear message, not a crash.
 rm -rf "$SCRATCH/build"
-"$VSCHED_RUN" --config "$ini" --set executor.compiler=no-such-cc-xyz \
+vsched_run --config "$ini" --set executor.compiler=no-such-cc-xyz \
     >"$SCRATCH/out2" 2>&1
 check "missing compiler exits 1" test $? -eq 1
 check "missing compiler is named" grep -q "no-such-cc-xyz" "$SCRATCH/out2"

@@ -4,10 +4,11 @@
 . "${top_srcdir:-.}/tests/lib.sh"
 scratch
 cp -R "$top_srcdir/conf" "$top_srcdir/examples" "$SCRATCH/"
+chmod -R u+w "$SCRATCH" # sources are read-only under distcheck
 ini="$SCRATCH/conf/example.ini"
 out="$SCRATCH/build/hello"
 
-"$VSCHED_RUN" --config "$ini" >"$SCRATCH/run1.out" 2>&1
+vsched_run --config "$ini" >"$SCRATCH/run1.out" 2>&1
 rc=$?
 cat "$SCRATCH/run1.out"
 check "first build exits 0" test "$rc" -eq 0
@@ -22,7 +23,7 @@ check "plain progress lines when not on a terminal" \
 check "no temporary outputs left" \
     test -z "$(find "$out" -name '*.tmp.*')"
 
-"$VSCHED_RUN" --config "$ini" >"$SCRATCH/run2.out" 2>&1
+vsched_run --config "$ini" >"$SCRATCH/run2.out" 2>&1
 check "rebuilding exits 0" test $? -eq 0
 check "rebuild reports every source" \
     grep -q "vsched-run: $nsrc built, 0 failed" "$SCRATCH/run2.out"
@@ -32,40 +33,40 @@ cc -o "$SCRATCH/hello" "$out"/release/src/*.o
 check "objects link into a program" test -x "$SCRATCH/hello"
 check "the program runs" "$SCRATCH/hello"
 
-"$VSCHED_RUN" --config "$ini" --profile debug -q >"$SCRATCH/q.out" 2>&1
+vsched_run --config "$ini" --profile debug -q >"$SCRATCH/q.out" 2>&1
 check "--profile debug builds into out_dir/debug" \
     test "$(ls "$out"/debug/src/*.o | wc -l)" -eq "$nsrc"
 check "-q prints nothing on success" test ! -s "$SCRATCH/q.out"
 
-"$VSCHED_RUN" --config "$ini" -n >"$SCRATCH/n.out" 2>&1
+vsched_run --config "$ini" -n >"$SCRATCH/n.out" 2>&1
 check "-n prints the plan" grep -q "^artifact release src/" "$SCRATCH/n.out"
 check "-n plans one line per source" \
     test "$(wc -l <"$SCRATCH/n.out")" -eq "$nsrc"
 
-"$VSCHED_RUN" --config "$ini" --set executor.cflags=-O0 -j 1 --stats \
+vsched_run --config "$ini" --set executor.cflags=-O0 -j 1 --stats \
     >"$SCRATCH/set.out" 2>&1
 check "--set and -j are accepted" test $? -eq 0
 check "--stats prints counters" grep -q "submit_count=1 " "$SCRATCH/set.out"
 
-"$VSCHED_RUN" --config "$ini" src/main.c >"$SCRATCH/one.out" 2>&1
+vsched_run --config "$ini" src/main.c >"$SCRATCH/one.out" 2>&1
 check "FILES narrow the build" grep -q "vsched-run: 1 built" "$SCRATCH/one.out"
 
-"$VSCHED_RUN" --config "$SCRATCH/nope.ini" >"$SCRATCH/e.out" 2>&1
+vsched_run --config "$SCRATCH/nope.ini" >"$SCRATCH/e.out" 2>&1
 check "missing config exits 2" test $? -eq 2
 check "missing config is named" grep -q "nope.ini: cannot read" "$SCRATCH/e.out"
 
-"$VSCHED_RUN" --config "$ini" --set nonsense >"$SCRATCH/e.out" 2>&1
+vsched_run --config "$ini" --set nonsense >"$SCRATCH/e.out" 2>&1
 check "malformed --set exits 2" test $? -eq 2
 
-"$VSCHED_RUN" --bogus >"$SCRATCH/e.out" 2>&1
+vsched_run --bogus >"$SCRATCH/e.out" 2>&1
 check "unknown option exits 2" test $? -eq 2
 check "unknown option is named" grep -q "unknown option '--bogus'" "$SCRATCH/e.out"
 
-"$VSCHED_RUN" --config "$ini" --list-plugins >"$SCRATCH/l.out" 2>&1
+vsched_run --config "$ini" --list-plugins >"$SCRATCH/l.out" 2>&1
 check "--list-plugins names the built-ins" \
     sh -c "grep -q '^fs ' '$SCRATCH/l.out' && grep -q '^cc ' '$SCRATCH/l.out' && grep -q '^null ' '$SCRATCH/l.out'"
-"$VSCHED_RUN" --describe-plugin cc >"$SCRATCH/d.out" 2>&1
+vsched_run --describe-plugin cc >"$SCRATCH/d.out" 2>&1
 check "--describe-plugin prints the schema" grep -q "out_dir" "$SCRATCH/d.out"
-"$VSCHED_RUN" --version | grep -q "plugin ABI 1.0"
+vsched_run --version | grep -q "plugin ABI 1.0"
 check "--version names the ABI" test $? -eq 0
 finish

@@ -2,7 +2,8 @@
 set -u
 : "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
-VSCHED_RUN="$top_builddir/vsched-run"
+# Every run is bounded: a hang fails the test instead of stalling CI.
+vsched_run() { timeout 120 "$top_builddir/vsched-run" "$@"; }
 passed=0
 failed=0
 
