@@ -604,7 +604,37 @@ static void observer_may_cancel_on_first_failure_without_deadlock(void)
     stop(s);
 }
 
+static atomic_int artifact_events;
+
+static void count_artifacts(void *user, const vsched_event *ev)
+{
+    (void)user;
+    if (ev->stage == VSCHED_STAGE_ARTIFACT) {
+        /* A slow observer: a waiter woken before delivery would see 0. */
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+        atomic_fetch_add(&artifact_events, 1);
+    }
+}
+
+static void observer_hears_a_stage_before_its_waiter_wakes(void)
+{
+    for (int round = 0; round < 50; round++) {
+        vsched *s = start_observed(nested, 2, count_artifacts);
+        atomic_store(&artifact_events, 0);
+        const vsched_result *r;
+        vsched_handle *h;
+        CU_ASSERT_EQUAL(request(s, "other.c", VSCHED_STAGE_ARTIFACT, &r, &h),
+                        0);
+        CU_ASSERT_EQUAL(atomic_load(&artifact_events), 1);
+        vsched_handle_release(h);
+        stop(s);
+    }
+}
+
 static const vr_cu_test tests[] = {
+    {"observer_hears_a_stage_before_its_waiter_wakes",
+     observer_hears_a_stage_before_its_waiter_wakes},
 
     {"header_analysis_completes_before_any_artifact_that_includes_it",
      header_analysis_completes_before_any_artifact_that_includes_it},

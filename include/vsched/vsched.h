@@ -108,8 +108,10 @@ typedef struct vsched_event {
     uint64_t started_ns, finished_ns; /* monotonic */
 } vsched_event;
 
-/* Called on the driver thread, without any scheduler lock held, once per
- * finished (or failed) stage run. It must return promptly; it may call
+/* Called without any scheduler lock held, once per stage that ends (done,
+ * failed, or cancelled), on the driver thread (or the thread calling
+ * vsched_cancel), one call at a time. A stage's event is delivered before
+ * the waiters of that stage wake. It must return promptly; it may call
  * vsched_cancel and vsched_get_stats, never vsched_wait or a submit. The
  * event and its strings are valid for the call only. */
 typedef void (*vsched_observer_fn)(void *user, const vsched_event *ev);

@@ -61,14 +61,15 @@ void vr_progress_event(void *user, const vsched_event *ev)
     pthread_mutex_lock(&p->lock);
     if (is_result && p->done < p->total)
         p->done++;
-    if (p->verbosity < 0 || (!is_result && p->verbosity < 1)) {
+    /* Cancelled stages are counted, not listed: the summary says how many
+     * were not built. */
+    if (p->verbosity < 0 || (!is_result && p->verbosity < 1) ||
+        ev->status == VSCHED_ECANCELLED) {
         pthread_mutex_unlock(&p->lock);
         return;
     }
     const char *stage = vsched_stage_name(ev->stage);
-    const char *verdict = ev->status == 0 ? ""
-                          : ev->status == VSCHED_ECANCELLED ? "CANCELLED "
-                                                            : "FAILED ";
+    const char *verdict = ev->status == 0 ? "" : "FAILED ";
     if (p->tty) {
         fprintf(p->out, "\r\033[K[%zu/%zu] %s%s %s", p->done, p->total,
                 verdict, stage, ev->name);

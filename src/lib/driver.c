@@ -684,10 +684,12 @@ void *vsched__driver_main(void *arg)
             dispatch(s);
         }
         pthread_mutex_unlock(&s->lock);
+        /* Events first: an observer hears of a stage before its waiter
+         * wakes, so progress output never trails the caller's summary. */
+        vsched__fire_events(s);
         for (size_t i = 0; i < fin.n; i++)
             vsched__handle_signal(fin.v[i]);
         fin.n = 0;
-        vsched__fire_events(s);
     }
     free(fin.v);
     return NULL;
@@ -729,8 +731,8 @@ void vsched_cancel(vsched *s, const char *reason)
                       NULL, 0, -1, &fin);
     }
     pthread_mutex_unlock(&s->lock);
+    vsched__fire_events(s);
     for (size_t i = 0; i < fin.n; i++)
         vsched__handle_signal(fin.v[i]);
     free(fin.v);
-    vsched__fire_events(s);
 }
