@@ -243,6 +243,12 @@ int vr_build_run(const vr_build *b)
     }
     char **profiles = profiles_of(b, &n_profiles);
     size_t n_req = n_inputs * n_profiles;
+    const char *link = vr_config_get(b->cfg, "batch", "link");
+    if (link != NULL && link[0] != '\0')
+        fprintf(b->err,
+                "vsched-run: warning: [batch] link = %s: link jobs are not "
+                "supported yet; the objects are built, not linked\n",
+                link);
 
     if (b->cli->dry_run) {
         for (size_t p = 0; p < n_profiles; p++)
