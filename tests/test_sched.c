@@ -388,6 +388,10 @@ static void source_only_request_stops_after_dependency_integration(void)
     vsched_handle *h;
     CU_ASSERT_EQUAL(request(s, "greet.h", VSCHED_STAGE_SOURCE, &r, &h), 0);
     CU_ASSERT_EQUAL(r->stage, VSCHED_STAGE_SOURCE);
+    CU_ASSERT_EQUAL_FATAL(r->n_deps, 1);
+    CU_ASSERT_STRING_EQUAL(r->deps[0], "fmt.h");
+    CU_ASSERT_EQUAL_FATAL(r->n_blockers, 1);
+    CU_ASSERT_STRING_EQUAL(r->blockers[0], "fmt.h");
     CU_ASSERT_NOT_EQUAL(r->content_hash, 0);
     vsched_handle_release(h);
     /* Its dependency was ingested (Source ran), nothing was analysed. */

@@ -170,6 +170,10 @@ typedef struct vsched_result {
     uint64_t content_hash;
     uint64_t analysis_hash;
     const char *artifact_path; /* Artifact only */
+    const char *const *deps;   /* forward deps found by Source, canonical */
+    size_t n_deps;
+    const char *const *blockers; /* blockers found by Source, canonical */
+    size_t n_blockers;
     const vsched_diag *diags;  /* diagnostics of the failing or final stage */
     size_t n_diags;
     uint64_t started_ns, finished_ns; /* monotonic; stage work of this file */

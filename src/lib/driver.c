@@ -77,6 +77,22 @@ static vsched_stage stage_of(const vsched__node *n)
 
 /* ---- handles ------------------------------------------------------------ */
 
+/* NULL-terminated copy of the names of files[0..n). */
+static char **names_copy(vsched__file *const *files, size_t n)
+{
+    char **v = calloc(n + 1, sizeof *v);
+    if (v == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if ((v[i] = strdup(files[i]->name)) == NULL) {
+            for (size_t k = 0; k < i; k++)
+                free(v[k]);
+            free(v);
+            return NULL;
+        }
+    return v;
+}
+
 /* Fill h's result from its target node (terminal) and queue the signal. */
 static void handle_finish(vsched *s, vsched_handle *h, vsched__node *n,
                           finished_list *fin)
@@ -93,6 +109,14 @@ static void handle_finish(vsched *s, vsched_handle *h, vsched__node *n,
     r->generation = n->generation;
     r->started_ns = n->started_ns;
     r->finished_ns = n->finished_ns;
+    if (f != NULL && f->integrated) {
+        h->r_deps = names_copy(f->deps, f->n_deps);
+        h->r_blockers = names_copy(f->blockers, f->n_blockers);
+        r->deps = (const char *const *)h->r_deps;
+        r->n_deps = h->r_deps != NULL ? f->n_deps : 0;
+        r->blockers = (const char *const *)h->r_blockers;
+        r->n_blockers = h->r_blockers != NULL ? f->n_blockers : 0;
+    }
     if (f != NULL) {
         r->content_hash = f->content_hash;
         if (f->analysis != NULL && f->analysis->state == VSCHED__DONE)

@@ -80,6 +80,7 @@ struct vsched_handle {
     char *r_message, *r_failed_dep, *r_artifact_path; /* owned */
     vsched_diag *r_diags;
     size_t r_n_diags;
+    char **r_deps, **r_blockers; /* owned copies, NULL-terminated */
 
     /* lock: guards done (rank 4). */
     pthread_mutex_t lock;

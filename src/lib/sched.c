@@ -141,8 +141,17 @@ static vsched_handle *handle_new(vsched *s, const vsched_request *req)
     return h;
 }
 
+static void strv_free(char **v)
+{
+    for (size_t i = 0; v != NULL && v[i] != NULL; i++)
+        free(v[i]);
+    free(v);
+}
+
 static void handle_free(vsched_handle *h)
 {
+    strv_free(h->r_deps);
+    strv_free(h->r_blockers);
     free((char *)h->req.name);
     free((char *)h->req.profile);
     free(h->canonical);
