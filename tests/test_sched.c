@@ -1,10 +1,6 @@
 /*
  * test_sched -- the file-stage scheduler of libvsched, driven through its
- * public API with an in-memory loader and a recording executor.
- *
- * Sources are a table of (name, content); content lines "blocker NAME"
- * declare blockers. The executor records every stage it runs, in order,
- * with the kind of pool that ran it.
+ * public API with the in-memory world of world.h.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -16,268 +12,7 @@
 #include <vsched/vsched.h>
 
 #include "cu.h"
-
-/* ---- the in-memory world ------------------------------------------------ */
-
-typedef struct mem_file {
-    const char *name;
-    const char *content;
-} mem_file;
-
-static const mem_file *world;
-static void record(char stage, const char *name);
-
-static const mem_file *world_find(const char *name)
-{
-    for (const mem_file *f = world; f != NULL && f->name != NULL; f++)
-        if (strcmp(f->name, name) == 0)
-            return f;
-    return NULL;
-}
-
-static char *ctx_strdup(const vsched_ctx *ctx, const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = ctx->alloc(ctx, n);
-    memcpy(d, s, n);
-    return d;
-}
-
-static int mem_load(void *inst, const vsched_ctx *ctx, const char *name,
-                    char **bytes, size_t *len)
-{
-    const mem_file *f = world_find(name);
-    record('L', name);
-    if (f == NULL)
-        return VSCHED_ENOENT;
-    *bytes = ctx_strdup(ctx, f->content);
-    *len = strlen(f->content);
-    return VSCHED_OK;
-}
-
-static int mem_exists(void *inst, const vsched_ctx *ctx, const char *name)
-{
-    return world_find(name) != NULL;
-}
-
-static int mem_classify(void *inst, const vsched_ctx *ctx, const char *name,
-                        char *kind, size_t cap)
-{
-    snprintf(kind, cap, "%s", strstr(name, ".h") ? "header" : "c");
-    return VSCHED_OK;
-}
-
-static int mem_realpath(void *inst, const vsched_ctx *ctx, const char *name,
-                        char **canonical)
-{
-    if (strstr(name, "..") != NULL)
-        return VSCHED_EESCAPE;
-    *canonical = ctx_strdup(ctx, name);
-    return VSCHED_OK;
-}
-
-static const vsched_loader_ops mem_loader = {
-    sizeof(vsched_loader_ops), mem_load, mem_exists, mem_classify,
-    mem_realpath};
-
-/* ---- the recording executor --------------------------------------------- */
-
-typedef struct event {
-    char stage;      /* 'S' source, 'A' analysis, 'R' artifact */
-    char name[64];
-    int pool_kind;
-} event;
-
-static pthread_mutex_t rec_lock = PTHREAD_MUTEX_INITIALIZER;
-static event events[4096];
-static size_t n_events;
-static atomic_int artifact_delay_us; /* makes some artifacts slow */
-static const char *fail_artifact;    /* this file's Artifact fails */
-
-static void record(char stage, const char *name)
-{
-    pthread_mutex_lock(&rec_lock);
-    if (n_events < sizeof events / sizeof events[0]) {
-        events[n_events].stage = stage;
-        snprintf(events[n_events].name, sizeof events[n_events].name, "%s",
-                 name);
-        events[n_events].pool_kind = vsched_pool_current_kind();
-        n_events++;
-    }
-    pthread_mutex_unlock(&rec_lock);
-}
-
-/* Index of the first event (stage, name), or -1. */
-static long event_index(char stage, const char *name)
-{
-    long r = -1;
-    pthread_mutex_lock(&rec_lock);
-    for (size_t i = 0; i < n_events; i++)
-        if (events[i].stage == stage && strcmp(events[i].name, name) == 0) {
-            r = (long)i;
-            break;
-        }
-    pthread_mutex_unlock(&rec_lock);
-    return r;
-}
-
-static size_t count_stage(char stage)
-{
-    size_t c = 0;
-    pthread_mutex_lock(&rec_lock);
-    for (size_t i = 0; i < n_events; i++)
-        c += events[i].stage == stage;
-    pthread_mutex_unlock(&rec_lock);
-    return c;
-}
-
-typedef struct snap {
-    char **blockers;
-    size_t n;
-    uint64_t hash;
-} snap;
-
-static int rec_source(void *inst, const vsched_ctx *ctx, const char *name,
-                      const char *kind, const char *bytes, size_t len,
-                      vsched_source_out *out)
-{
-    record('S', name);
-    snap *sn = calloc(1, sizeof *sn);
-    char *text = strndup(bytes, len);
-    char *save = NULL;
-    for (char *line = strtok_r(text, "\n", &save); line != NULL;
-         line = strtok_r(NULL, "\n", &save)) {
-        if (strncmp(line, "blocker ", 8) == 0) {
-            sn->blockers = realloc(sn->blockers,
-                                   (sn->n + 1) * sizeof *sn->blockers);
-            sn->blockers[sn->n++] = strdup(line + 8);
-        }
-    }
-    free(text);
-    sn->hash = len * 31u + (unsigned char)(len ? bytes[0] : 0);
-    out->snapshot = sn;
-    out->content_hash = sn->hash;
-    return VSCHED_OK;
-}
-
-static int rec_deps(void *inst, const vsched_ctx *ctx, const char *name,
-                    const void *snapshot, vsched_deps_out *out)
-{
-    const snap *sn = snapshot;
-    out->n_deps = out->n_blockers = sn->n;
-    out->deps = ctx->alloc(ctx, (sn->n + 1) * sizeof(char *));
-    out->blockers = ctx->alloc(ctx, (sn->n + 1) * sizeof(char *));
-    for (size_t i = 0; i < sn->n; i++) {
-        out->deps[i] = ctx_strdup(ctx, sn->blockers[i]);
-        out->blockers[i] = ctx_strdup(ctx, sn->blockers[i]);
-    }
-    return VSCHED_OK;
-}
-
-static int rec_analysis(void *inst, const vsched_ctx *ctx,
-                        const vsched_analysis_in *in, uint64_t *hash)
-{
-    record('A', in->name);
-    uint64_t h = in->content_hash;
-    for (size_t i = 0; i < in->n_blockers; i++)
-        h = h * 1099511628211u ^ in->blocker_hashes[i];
-    *hash = h;
-    return VSCHED_OK;
-}
-
-static int rec_artifact(void *inst, const vsched_ctx *ctx,
-                        const vsched_artifact_in *in,
-                        vsched_artifact_out *out)
-{
-    int us = atomic_load(&artifact_delay_us);
-    if (us > 0 && in->name[0] == 's') { /* "slow..." files */
-        struct timespec ts = {0, (long)us * 1000};
-        nanosleep(&ts, NULL);
-    }
-    record('R', in->name);
-    if (fail_artifact != NULL && strcmp(in->name, fail_artifact) == 0) {
-        ctx->diag(ctx, VSCHED_SEV_ERROR, in->name, 3, "forced failure");
-        return VSCHED_ETOOL;
-    }
-    out->artifact_hash = in->analysis_hash ^ 0x5a5a;
-    return VSCHED_OK;
-}
-
-static void rec_snapshot_free(void *inst, void *snapshot)
-{
-    snap *sn = snapshot;
-    for (size_t i = 0; i < sn->n; i++)
-        free(sn->blockers[i]);
-    free(sn->blockers);
-    free(sn);
-}
-
-static const vsched_executor_ops rec_executor = {
-    sizeof(vsched_executor_ops), rec_source,   rec_deps, rec_analysis,
-    rec_artifact,                rec_snapshot_free, NULL};
-
-/* ---- fixture ------------------------------------------------------------ */
-
-static vsched_pool *cpu, *io;
-
-/* Observer: counts events; cancels the scheduler on the first failure. */
-static vsched *observed;
-static atomic_int events_seen, cancels;
-
-static void cancel_on_failure(void *user, const vsched_event *ev)
-{
-    (void)user;
-    atomic_fetch_add(&events_seen, 1);
-    if (ev->status != 0 && ev->status != VSCHED_ECANCELLED &&
-        atomic_fetch_add(&cancels, 1) == 0)
-        vsched_cancel(observed, "stopped after a failure");
-}
-
-static vsched *start_observed(const mem_file *files, unsigned cpu_threads,
-                              vsched_observer_fn observer);
-
-static vsched *start(const mem_file *files, unsigned cpu_threads)
-{
-    return start_observed(files, cpu_threads, NULL);
-}
-
-static vsched *start_observed(const mem_file *files, unsigned cpu_threads,
-                              vsched_observer_fn observer)
-{
-    world = files;
-    n_events = 0;
-    fail_artifact = NULL;
-    atomic_store(&artifact_delay_us, 0);
-    CU_ASSERT_FATAL(vsched_pool_create(&cpu, VSCHED_POOL_CPU, cpu_threads,
-                                       0) == 0);
-    CU_ASSERT_FATAL(vsched_pool_create(&io, VSCHED_POOL_IO, 1, 0) == 0);
-    vsched_options o = {
-        .size = sizeof o,
-        .cpu_pool = cpu,
-        .io_pool = io,
-        .loader = {&mem_loader, NULL, 1},
-        .executor = {&rec_executor, NULL, 1},
-        .observer = observer,
-    };
-    vsched *s = NULL;
-    CU_ASSERT_FATAL(vsched_create(&s, &o) == 0);
-    return s;
-}
-
-static void stop(vsched *s)
-{
-    vsched_destroy(s);
-    vsched_pool_destroy(cpu);
-    vsched_pool_destroy(io);
-}
-
-static int request(vsched *s, const char *name, vsched_stage stage,
-                   const vsched_result **res, vsched_handle **h)
-{
-    vsched_request r = {name, stage, "release", 0, 0};
-    CU_ASSERT_FATAL(vsched_submit_request(s, &r, h) == 0);
-    return vsched_wait(*h, res);
-}
+#include "world.h"
 
 /* ---- tests -------------------------------------------------------------- */
 
@@ -296,8 +31,8 @@ static void header_analysis_completes_before_any_artifact_that_includes_it(
 {
     vsched *s = start(nested, 2);
     vsched_request reqs[] = {
-        {"main.c", VSCHED_STAGE_ARTIFACT, "release", 0, 0},
-        {"other.c", VSCHED_STAGE_ARTIFACT, "release", 0, 0},
+        REQ("main.c", VSCHED_STAGE_ARTIFACT, 0),
+        REQ("other.c", VSCHED_STAGE_ARTIFACT, 0),
     };
     vsched_batch *b = NULL;
     CU_ASSERT_FATAL(vsched_submit_batch_atomic(s, reqs, 2, &b) == 0);
@@ -362,8 +97,7 @@ static void wait_batch_returns_results_in_input_order(void)
     atomic_store(&artifact_delay_us, 2000);
     vsched_request reqs[40];
     for (int i = 0; i < 40; i++)
-        reqs[i] = (vsched_request){ordered_names[i], VSCHED_STAGE_ARTIFACT,
-                                   "release", i < 20 ? 0 : 5, 0};
+        reqs[i] = REQ(ordered_names[i], VSCHED_STAGE_ARTIFACT, i < 20 ? 0 : 5);
     vsched_batch *b = NULL;
     CU_ASSERT_FATAL(vsched_submit_batch(s, reqs, 40, &b) == 0);
     CU_ASSERT_EQUAL(vsched_batch_size(b), 40);
@@ -453,8 +187,8 @@ static void executor_failure_carries_diagnostics_and_spares_the_rest(void)
     vsched *s = start(broken, 2);
     fail_artifact = "bad.c";
     vsched_request reqs[] = {
-        {"ok.c", VSCHED_STAGE_ARTIFACT, "release", 0, 0},
-        {"bad.c", VSCHED_STAGE_ARTIFACT, "release", 0, 0},
+        REQ("ok.c", VSCHED_STAGE_ARTIFACT, 0),
+        REQ("bad.c", VSCHED_STAGE_ARTIFACT, 0),
     };
     vsched_batch *b = NULL;
     CU_ASSERT_FATAL(vsched_submit_batch_atomic(s, reqs, 2, &b) == 0);
@@ -510,9 +244,9 @@ static void identical_requests_join_one_waiter_group(void)
 {
     vsched *s = start(nested, 1);
     vsched_request reqs[] = {
-        {"main.c", VSCHED_STAGE_ARTIFACT, "release", 0, 0},
-        {"main.c", VSCHED_STAGE_ARTIFACT, "release", 0, 0},
-        {"main.c", VSCHED_STAGE_ARTIFACT, "release", 0, 0},
+        REQ("main.c", VSCHED_STAGE_ARTIFACT, 0),
+        REQ("main.c", VSCHED_STAGE_ARTIFACT, 0),
+        REQ("main.c", VSCHED_STAGE_ARTIFACT, 0),
     };
     vsched_batch *b = NULL;
     CU_ASSERT_FATAL(vsched_submit_batch_atomic(s, reqs, 3, &b) == 0);
@@ -532,9 +266,9 @@ static void atomic_batch_counts_one_submission_plain_batch_counts_each(void)
 {
     vsched *s = start(nested, 1);
     vsched_request reqs[] = {
-        {"main.c", VSCHED_STAGE_SOURCE, "release", 0, 0},
-        {"other.c", VSCHED_STAGE_SOURCE, "release", 0, 0},
-        {"util.h", VSCHED_STAGE_SOURCE, "release", 0, 0},
+        REQ("main.c", VSCHED_STAGE_SOURCE, 0),
+        REQ("other.c", VSCHED_STAGE_SOURCE, 0),
+        REQ("util.h", VSCHED_STAGE_SOURCE, 0),
     };
     vsched_batch *b = NULL;
     CU_ASSERT_FATAL(vsched_submit_batch_atomic(s, reqs, 3, &b) == 0);
@@ -560,8 +294,7 @@ static void destroy_answers_parked_waiters_with_shutdown(void)
     atomic_store(&artifact_delay_us, 20000);
     vsched_request reqs[20];
     for (int i = 0; i < 20; i++)
-        reqs[i] = (vsched_request){ordered_names[i], VSCHED_STAGE_ARTIFACT,
-                                   "release", 0, 0};
+        reqs[i] = REQ(ordered_names[i], VSCHED_STAGE_ARTIFACT, 0);
     vsched_batch *b = NULL;
     CU_ASSERT_FATAL(vsched_submit_batch_atomic(s, reqs, 20, &b) == 0);
     vsched_destroy(s);
@@ -588,8 +321,7 @@ static void observer_may_cancel_on_first_failure_without_deadlock(void)
     fail_artifact = "slow00.c";
     vsched_request reqs[20];
     for (int i = 0; i < 20; i++)
-        reqs[i] = (vsched_request){ordered_names[i], VSCHED_STAGE_ARTIFACT,
-                                   "release", 20 - i, 0};
+        reqs[i] = REQ(ordered_names[i], VSCHED_STAGE_ARTIFACT, 20 - i);
     vsched_batch *b = NULL;
     CU_ASSERT_FATAL(vsched_submit_batch_atomic(s, reqs, 20, &b) == 0);
     const vsched_result *res[20];

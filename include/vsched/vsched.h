@@ -135,6 +135,14 @@ VSCHED_API void vsched_destroy(vsched *s);
 
 /* One request: bring `name` to `stage` (for Artifact, in `profile`). */
 #define VSCHED_REQ_FOLLOW_LATEST 0x1u /* re-admit on supersession */
+#define VSCHED_REQ_CONTENT 0x2u       /* upsert: content replaces the source */
+
+/* Called when a request joined an identical in-flight request's waiter
+ * group instead of admitting new work. Runs after the scheduler lock is
+ * released, on the thread that admitted it (usually the driver); it may
+ * re-enter the scheduler (submit, invalidate), but not wait. */
+typedef void (*vsched_join_fn)(void *user, const char *name,
+                               vsched_stage stage);
 
 typedef struct vsched_request {
     const char *name;     /* source name; copied */
@@ -142,6 +150,14 @@ typedef struct vsched_request {
     const char *profile;  /* Artifact only; copied */
     int priority;         /* higher runs first; 0 is normal */
     unsigned flags;       /* VSCHED_REQ_* */
+    /* VSCHED_REQ_CONTENT: new content of the source (copied). Admission
+     * advances the file's generation and supersedes older work in the same
+     * critical section; Source then parses this content instead of
+     * loading. */
+    const char *content;
+    size_t content_len;
+    vsched_join_fn on_join; /* optional */
+    void *join_user;
 } vsched_request;
 
 typedef struct vsched_handle vsched_handle;
@@ -207,6 +223,96 @@ VSCHED_API void vsched_batch_release(vsched_batch *b);
  * lock; callable from any thread, including an observer. */
 VSCHED_API void vsched_cancel(vsched *s, const char *reason);
 
+/* ------------------------------------------------------------------------
+ * Supersession. Each of these advances the file's generation (or retires
+ * its node object) and sweeps its older work in ONE critical section:
+ * older stage work is cancelled, a late completion of it publishes nothing
+ * (counted in stale_completion_refusals), and its waiters finish with
+ * VSCHED_ESUPERSEDED -- or, when they asked for VSCHED_REQ_FOLLOW_LATEST,
+ * are re-admitted at the new generation. No waiter is ever stranded.
+ * Work of other files that waited on the swept work is re-gated on the new
+ * generation. Generations use checked arithmetic: VSCHED_EEXHAUSTED when a
+ * node's counter cannot advance (it never wraps).
+ */
+
+/* Content of `name` changed on disk: reload it on the next demand.
+ * VSCHED_ENOENT when the scheduler does not track `name`. */
+VSCHED_API int vsched_invalidate(vsched *s, const char *name);
+/* Drop upserted content of `name` (the loader's copy counts again) and
+ * advance its generation. VSCHED_ENOENT when untracked. */
+VSCHED_API int vsched_close_file(vsched *s, const char *name);
+/* Retire `name`'s node object: waiters finish with VSCHED_ESHUTDOWN, the
+ * source root records it absent, and a later request creates a successor
+ * object (new incarnation, generation 0). VSCHED_ENOENT when untracked. */
+VSCHED_API int vsched_remove(vsched *s, const char *name);
+/* Retire every file node and drop the whole graph: all occupancy returns
+ * to zero. Returns promptly; work still running finishes unseen. */
+VSCHED_API void vsched_reset(vsched *s);
+
+/* ------------------------------------------------------------------------
+ * MVCC source root: what the scheduler knew of every source, as of one
+ * moment. Capture is O(1); a root is a retention lease.
+ */
+typedef struct vsched_root vsched_root;
+
+typedef enum vsched_source_state {
+    VSCHED_SOURCE_UNKNOWN = 0, /* never published as of the root */
+    VSCHED_SOURCE_ABSENT = 1,  /* removed */
+    VSCHED_SOURCE_PENDING = 2, /* tracked; content of this generation not
+                                  yet loaded */
+    VSCHED_SOURCE_PRESENT = 3  /* loaded: content_hash is valid */
+} vsched_source_state;
+
+typedef struct vsched_source_info {
+    vsched_source_state state;
+    uint64_t incarnation;
+    uint64_t generation;
+    uint64_t content_hash;
+} vsched_source_info;
+
+VSCHED_API int vsched_capture_source_root(vsched *s, vsched_root **out);
+/* As of the root's epoch. Never reads later publications. */
+VSCHED_API int vsched_root_lookup(const vsched_root *root, const char *name,
+                                  vsched_source_info *out);
+VSCHED_API uint64_t vsched_root_epoch(const vsched_root *root);
+VSCHED_API void vsched_root_release(vsched_root *root);
+/* Free every version no live root (nor the present) can see; returns how
+ * many were freed. */
+VSCHED_API size_t vsched_reclaim_source_versions(vsched *s);
+
+/* ------------------------------------------------------------------------
+ * Witness-fenced artifacts. A witness names one live file node object at
+ * one generation; it comes only with a source snapshot.
+ */
+typedef struct vsched_witness {
+    uint64_t incarnation;
+    uint64_t generation;
+    char name[256];
+} vsched_witness;
+
+/* The witness of `name`'s current integrated Source, and its content
+ * hash. VSCHED_ENOENT when untracked or not loaded at this generation. */
+VSCHED_API int vsched_get_witnessed_source(vsched *s, const char *name,
+                                           vsched_witness *w,
+                                           uint64_t *content_hash);
+/* Publish `data` (copied) as `profile`'s artifact of the witnessed file,
+ * only into the same live node object at the witnessed generation;
+ * otherwise VSCHED_ESTALE and nothing changes. */
+VSCHED_API int vsched_commit_artifact(vsched *s, const vsched_witness *w,
+                                      const char *profile, const void *data,
+                                      size_t len);
+/* Evict `profile`'s committed artifact of the witnessed object when it is
+ * not newer than the witness's generation. VSCHED_ESTALE for another
+ * object; VSCHED_ENOENT when there is nothing to evict. */
+VSCHED_API int vsched_remove_artifact_not_newer_than(vsched *s,
+                                                     const vsched_witness *w,
+                                                     const char *profile);
+/* Copy of the committed artifact of `name`/`profile` (malloc'ed, caller
+ * frees) and the generation it was committed at. VSCHED_ENOENT if none. */
+VSCHED_API int vsched_get_artifact(vsched *s, const char *name,
+                                   const char *profile, void **data,
+                                   size_t *len, uint64_t *generation);
+
 /* Counters; a snapshot, consistent with itself. */
 typedef struct vsched_stats {
     uint64_t submit_count;         /* inbox submissions (a batch counts 1) */
@@ -218,7 +324,15 @@ typedef struct vsched_stats {
     uint64_t files;                /* live file nodes */
     uint64_t graph_nodes;          /* live graph nodes */
     uint64_t edges;                /* live dependency edges */
+    uint64_t edges_capacity;       /* backing slots of the edge lists */
     uint64_t waiters;              /* parked request waiters */
+    uint64_t waiters_capacity;     /* backing slots of the waiter lists */
+    uint64_t blockers;             /* recorded blocker references */
+    uint64_t blockers_capacity;
+    uint64_t source_versions;      /* versions held by the source root */
+    uint64_t live_roots;           /* captured roots not yet released */
+    uint64_t retired_pending;      /* retired objects awaiting in-flight
+                                      work before they are freed */
     uint64_t stage_runs[3];        /* executed Source/Analysis/Artifact */
     uint64_t stage_failures[3];
 } vsched_stats;

@@ -17,28 +17,72 @@ void vsched__files_init(vsched__files *t)
     *t = (vsched__files){0};
 }
 
-static void file_free(vsched__file *f, void (*free_snapshot)(void *, void *),
-                      void *ctx)
+vsched__snap *vsched__snap_new(void *p, const vsched_executor_binding *eb,
+                               pthread_mutex_t *serial)
 {
-    if (f->snapshot != NULL && free_snapshot != NULL)
-        free_snapshot(ctx, f->snapshot);
+    vsched__snap *sn = malloc(sizeof *sn);
+    if (sn == NULL)
+        return NULL;
+    sn->p = p;
+    sn->eb = eb;
+    sn->serial = serial;
+    atomic_init(&sn->refs, 1);
+    return sn;
+}
+
+vsched__snap *vsched__snap_ref(vsched__snap *sn)
+{
+    if (sn != NULL)
+        atomic_fetch_add(&sn->refs, 1);
+    return sn;
+}
+
+void vsched__snap_unref(vsched__snap *sn)
+{
+    if (sn == NULL || atomic_fetch_sub(&sn->refs, 1) != 1)
+        return;
+    if (sn->p != NULL) {
+        if (sn->serial != NULL)
+            pthread_mutex_lock(sn->serial);
+        sn->eb->ops->snapshot_free(sn->eb->inst, sn->p);
+        if (sn->serial != NULL)
+            pthread_mutex_unlock(sn->serial);
+    }
+    free(sn);
+}
+
+void vsched__file_clear_source(vsched__file *f)
+{
+    vsched__snap_unref(f->snap);
+    f->snap = NULL;
+    free(f->deps);
+    free(f->blockers);
+    f->deps = f->blockers = NULL;
+    f->n_deps = f->n_blockers = 0;
+    f->integrated = 0;
+    f->content_hash = 0;
+    f->analysis_hash = 0;
+}
+
+void vsched__file_free(vsched__file *f)
+{
+    vsched__file_clear_source(f);
     for (size_t i = 0; i < f->n_artifacts; i++) {
         free(f->artifacts[i].profile);
         free(f->artifacts[i].path);
+        free(f->artifacts[i].data);
     }
     free(f->artifacts);
-    free(f->deps);
-    free(f->blockers);
+    free(f->content);
     free(f->name);
     free(f);
 }
 
-void vsched__files_fini(vsched__files *t, void (*free_snapshot)(void *, void *),
-                        void *ctx)
+void vsched__files_fini(vsched__files *t)
 {
     for (size_t i = 0; i < t->cap; i++)
         if (t->slots[i] != NULL)
-            file_free(t->slots[i], free_snapshot, ctx);
+            vsched__file_free(t->slots[i]);
     free(t->slots);
     *t = (vsched__files){0};
 }
@@ -94,6 +138,24 @@ vsched__file *vsched__files_ensure(vsched__files *t, const char *name,
     t->n++;
     *created = 1;
     return f;
+}
+
+void vsched__files_remove(vsched__files *t, vsched__file *f)
+{
+    if (t->cap == 0)
+        return;
+    size_t mask = t->cap - 1;
+    size_t i = slot_of(t, f->name);
+    if (t->slots[i] != f)
+        return;
+    /* Backward-shift deletion keeps every probe chain unbroken. */
+    t->slots[i] = NULL;
+    t->n--;
+    for (size_t j = (i + 1) & mask; t->slots[j] != NULL; j = (j + 1) & mask) {
+        vsched__file *g = t->slots[j];
+        t->slots[j] = NULL;
+        t->slots[slot_of(t, g->name)] = g;
+    }
 }
 
 vsched__artifact_slot *vsched__file_artifact(vsched__file *f,

@@ -16,16 +16,40 @@
 #ifndef VSCHED_LIB_FILES_H
 #define VSCHED_LIB_FILES_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include <vsched/vsched.h>
+
 #include "graph.h"
+
+/* A parsed snapshot shared by the file and the tasks reading it; freed
+ * through the executor when the last reference goes. */
+typedef struct vsched__snap {
+    void *p;                 /* executor-owned */
+    atomic_int refs;
+    const vsched_executor_binding *eb;
+    pthread_mutex_t *serial; /* held around snapshot_free, or NULL */
+} vsched__snap;
+
+/* serial: the executor's serialising lock when it is not thread-safe. */
+vsched__snap *vsched__snap_new(void *p, const vsched_executor_binding *eb,
+                               pthread_mutex_t *serial);
+vsched__snap *vsched__snap_ref(vsched__snap *sn);
+void vsched__snap_unref(vsched__snap *sn);
 
 typedef struct vsched__artifact_slot {
     char *profile;          /* owned */
     vsched__node *node;     /* current generation's Artifact node */
     char *path;             /* published output, or NULL (owned) */
     uint64_t artifact_hash;
+    /* Witness-fenced store (vsched_commit_artifact). */
+    int committed;
+    void *data;             /* owned */
+    size_t len;
+    uint64_t committed_generation;
 } vsched__artifact_slot;
 
 typedef struct vsched__file {
@@ -40,9 +64,16 @@ typedef struct vsched__file {
     vsched__artifact_slot *artifacts;
     size_t n_artifacts;
 
+    int retired;             /* removed/reset: admits and publishes nothing */
+
+    /* Upserted content overriding the loader (VSCHED_REQ_CONTENT). */
+    char *content;           /* owned */
+    size_t content_len;
+    int has_content;
+
     /* Source facts, valid once `integrated` (deps recorded in the graph). */
     int integrated;
-    void *snapshot;          /* executor-owned; freed by snapshot_free */
+    vsched__snap *snap;      /* one reference */
     uint64_t content_hash;
     struct vsched__file **deps;     /* forward deps */
     size_t n_deps;
@@ -59,10 +90,14 @@ typedef struct vsched__files {
 } vsched__files;
 
 void vsched__files_init(vsched__files *t);
-/* Free every file node; snapshots are released through `free_snapshot`. */
-void vsched__files_fini(vsched__files *t,
-                        void (*free_snapshot)(void *ctx, void *snap),
-                        void *ctx);
+/* Free the table and every file node in it. */
+void vsched__files_fini(vsched__files *t);
+/* Free one file node (its snapshot reference, artifacts, overlay). */
+void vsched__file_free(vsched__file *f);
+/* Take f out of the table (the object stays alive for the caller). */
+void vsched__files_remove(vsched__files *t, vsched__file *f);
+/* Drop f's Source facts (snapshot reference, deps, blockers). */
+void vsched__file_clear_source(vsched__file *f);
 
 vsched__file *vsched__files_find(const vsched__files *t, const char *name);
 /* Find or create (atomic ensure). *created says which. NULL on exhaustion. */

@@ -30,6 +30,15 @@ void vsched__inbox_fini(vsched__inbox *q)
     q->ring = NULL;
 }
 
+static void append_locked(vsched__inbox *q, vsched__item item)
+{
+    q->ring[(q->head + q->count) % q->capacity] = item;
+    q->count++;
+    if (q->count > q->depth_max)
+        q->depth_max = q->count;
+    pthread_cond_signal(&q->nonempty);
+}
+
 int vsched__inbox_push(vsched__inbox *q, vsched__item item)
 {
     pthread_mutex_lock(&q->lock);
@@ -39,13 +48,21 @@ int vsched__inbox_push(vsched__inbox *q, vsched__item item)
         pthread_mutex_unlock(&q->lock);
         return VSCHED_ESHUTDOWN;
     }
-    q->ring[(q->head + q->count) % q->capacity] = item;
-    q->count++;
-    if (q->count > q->depth_max)
-        q->depth_max = q->count;
-    pthread_cond_signal(&q->nonempty);
+    append_locked(q, item);
     pthread_mutex_unlock(&q->lock);
     return VSCHED_OK;
+}
+
+int vsched__inbox_try_push(vsched__inbox *q, vsched__item item)
+{
+    pthread_mutex_lock(&q->lock);
+    int rc = q->closed                   ? VSCHED_ESHUTDOWN
+             : q->count == q->capacity ? VSCHED_EFULL
+                                       : VSCHED_OK;
+    if (rc == VSCHED_OK)
+        append_locked(q, item);
+    pthread_mutex_unlock(&q->lock);
+    return rc;
 }
 
 static size_t take_locked(vsched__inbox *q, vsched__item *out, size_t max)

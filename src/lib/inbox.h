@@ -50,6 +50,10 @@ void vsched__inbox_fini(vsched__inbox *q);
  * closed (the item was not taken). */
 int vsched__inbox_push(vsched__inbox *q, vsched__item item);
 
+/* Append without waiting: VSCHED_EFULL when full, VSCHED_ESHUTDOWN when
+ * closed (the item was not taken in either case). */
+int vsched__inbox_try_push(vsched__inbox *q, vsched__item item);
+
 /* Driver side: wait until items are queued or stop is set, then move up to
  * `max` items into out[]. Returns the count moved; 0 means stop. */
 size_t vsched__inbox_pop_wait(vsched__inbox *q, vsched__item *out,

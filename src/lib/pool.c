@@ -154,6 +154,24 @@ unsigned vsched_pool_threads(const vsched_pool *p)
     return p->n_threads;
 }
 
+int vsched__pool_run_one(vsched_pool *p)
+{
+    pthread_mutex_lock(&p->lock);
+    if (p->count == 0) {
+        pthread_mutex_unlock(&p->lock);
+        return 0;
+    }
+    pool_task t = p->ring[p->head];
+    p->head = (p->head + 1) % p->capacity;
+    p->count--;
+    pthread_mutex_unlock(&p->lock);
+    t.fn(t.arg);
+    pthread_mutex_lock(&p->lock);
+    p->occupied--;
+    pthread_mutex_unlock(&p->lock);
+    return 1;
+}
+
 size_t vsched__pool_capacity(const vsched_pool *p)
 {
     return p->capacity;

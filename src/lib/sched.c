@@ -8,12 +8,6 @@
 
 #include "internal.h"
 
-static void snapshot_free_cb(void *ctx, void *snap)
-{
-    vsched *s = ctx;
-    s->opts.executor.ops->snapshot_free(s->opts.executor.inst, snap);
-}
-
 static int bindings_valid(const vsched_options *o)
 {
     const vsched_loader_ops *l = o->loader.ops;
@@ -48,7 +42,13 @@ int vsched_create(vsched **out, const vsched_options *opts)
     pthread_mutex_init(&s->observer_lock, NULL);
     pthread_cond_init(&s->task_cond, NULL);
     vsched__graph_init(&s->graph);
+    vsched__graph_init(&s->grave_graph);
     vsched__files_init(&s->files);
+    s->root = vsched__root_dir_new();
+    if (s->root == NULL) {
+        vsched_destroy(s);
+        return VSCHED_ENOMEM;
+    }
     if (pthread_create(&s->driver, NULL, vsched__driver_main, s) != 0) {
         vsched_destroy(s);
         return VSCHED_ENOMEM;
@@ -64,9 +64,10 @@ void vsched_destroy(vsched *s)
         return;
     atomic_store(&s->stopping, 1);
     vsched__inbox_stop(&s->inbox); /* the teardown channel, not an item */
-    if (s->driver_started)
+    if (s->driver_started) {
         pthread_join(s->driver, NULL);
-    vsched__driver_teardown(s);
+        vsched__driver_teardown(s);
+    }
 
     /* Tasks still on the pools see `stopping` and return quickly; their
      * completions are refused by the closed inbox. Wait for them. */
@@ -101,16 +102,29 @@ void vsched_destroy(vsched *s)
             }
         }
     }
-    for (size_t i = 0; i < s->graph.all.n; i++) {
-        vsched__task *t = s->graph.all.v[i]->pending_task;
-        vsched__task_free(t);
+    /* Every task is back: free what the graph and the graveyard hold. */
+    vsched__graph *graphs[2] = {&s->graph, &s->grave_graph};
+    for (int g = 0; g < 2; g++) {
+        for (size_t i = 0; i < graphs[g]->all.n; i++)
+            vsched__task_free(graphs[g]->all.v[i]->pending_task);
+        vsched__graph_fini(graphs[g]);
     }
-    vsched__files_fini(&s->files, snapshot_free_cb, s);
-    vsched__graph_fini(&s->graph);
+    vsched__files_fini(&s->files);
+    for (size_t i = 0; i < s->n_retired; i++)
+        vsched__file_free(s->retired_files[i]);
+    for (size_t i = 0; i < s->n_grave_files; i++)
+        vsched__file_free(s->grave_files[i]);
+    free(s->retired_files);
+    free(s->grave_files);
+    vsched__root_dir_release(s->root);
     vsched__inbox_fini(&s->inbox);
     pthread_cond_destroy(&s->task_cond);
     pthread_mutex_destroy(&s->task_lock);
     pthread_mutex_destroy(&s->observer_lock);
+    for (size_t i = 0; i < s->n_events; i++) {
+        free((char *)s->events[i].name);
+        free((char *)s->events[i].profile);
+    }
     free(s->events);
     pthread_mutex_destroy(&s->serial_executor);
     pthread_mutex_destroy(&s->serial_loader);
@@ -129,6 +143,22 @@ static vsched_handle *handle_new(vsched *s, const vsched_request *req)
     h->req = *req;
     h->req.name = strdup(req->name);
     h->req.profile = strdup(req->profile != NULL ? req->profile : "");
+    h->req.content = NULL;
+    if (req->flags & VSCHED_REQ_CONTENT) {
+        char *c = malloc(req->content_len + 1);
+        if (c != NULL) {
+            if (req->content_len > 0)
+                memcpy(c, req->content, req->content_len);
+            c[req->content_len] = '\0';
+        }
+        h->req.content = c;
+        if (c == NULL) {
+            free((char *)h->req.name);
+            free((char *)h->req.profile);
+            free(h);
+            return NULL;
+        }
+    }
     pthread_mutex_init(&h->lock, NULL);
     pthread_cond_init(&h->cond, NULL);
     atomic_init(&h->refs, 2); /* caller + scheduler */
@@ -154,6 +184,7 @@ static void handle_free(vsched_handle *h)
     strv_free(h->r_blockers);
     free((char *)h->req.name);
     free((char *)h->req.profile);
+    free((char *)h->req.content);
     free(h->canonical);
     free(h->r_message);
     free(h->r_failed_dep);
@@ -229,8 +260,7 @@ int vsched_submit_request(vsched *s, const vsched_request *req,
     if (h == NULL)
         return VSCHED_ENOMEM;
     handle_resolve(s, h);
-    int rc = vsched__inbox_push(&s->inbox, (vsched__item){
-                                               VSCHED__ITEM_REQUEST, h});
+    int rc = vsched__submit_item(s, (vsched__item){VSCHED__ITEM_REQUEST, h});
     if (rc != VSCHED_OK) {
         handle_free(h);
         return rc;
@@ -244,6 +274,10 @@ int vsched_wait(vsched_handle *h, const vsched_result **res)
 {
     if (h == NULL)
         return VSCHED_EINVAL;
+    /* A CPU worker must not block its own pool: it runs ready work. */
+    if (vsched_pool_current_kind() == VSCHED_POOL_CPU &&
+        !atomic_load(&h->s->stopping))
+        vsched__pump_until(h->s, h);
     pthread_mutex_lock(&h->lock);
     while (!h->done)
         pthread_cond_wait(&h->cond, &h->lock);
@@ -313,8 +347,7 @@ int vsched_submit_batch(vsched *s, const vsched_request *reqs, size_t n,
         return VSCHED_ENOMEM;
     for (size_t i = 0; i < n; i++) {
         vsched_handle *h = b->handles[i];
-        if (vsched__inbox_push(&s->inbox, (vsched__item){
-                                              VSCHED__ITEM_REQUEST, h}) !=
+        if (vsched__submit_item(s, (vsched__item){VSCHED__ITEM_REQUEST, h}) !=
             VSCHED_OK) {
             /* Closed mid-batch: answer the rest ourselves. */
             h->result.status = VSCHED_ESHUTDOWN;
@@ -337,8 +370,7 @@ int vsched_submit_batch_atomic(vsched *s, const vsched_request *reqs,
     if (b == NULL)
         return VSCHED_ENOMEM;
     if (n > 0) {
-        int rc = vsched__inbox_push(&s->inbox, (vsched__item){
-                                                   VSCHED__ITEM_BATCH, b});
+        int rc = vsched__submit_item(s, (vsched__item){VSCHED__ITEM_BATCH, b});
         if (rc != VSCHED_OK) {
             for (size_t i = 0; i < n; i++) /* drop the scheduler's refs */
                 vsched__handle_signal(b->handles[i]);
@@ -394,7 +426,24 @@ void vsched_get_stats(vsched *s, vsched_stats *out)
     out->edges = s->graph.edges;
     out->waiters = s->waiters;
     out->ready_depth_max = s->graph.heap_max;
+    for (size_t i = 0; i < s->graph.all.n; i++) {
+        const vsched__node *n = s->graph.all.v[i];
+        out->edges_capacity += n->upstream.cap + n->downstream.cap;
+        out->waiters_capacity += n->cap_waiters;
+    }
+    for (size_t i = 0; i < s->files.cap; i++) {
+        const vsched__file *f = s->files.slots[i];
+        if (f != NULL && f->blockers != NULL) {
+            out->blockers += f->n_blockers;
+            out->blockers_capacity += f->n_blockers + 1;
+        }
+    }
+    out->retired_pending = s->n_grave_files + s->grave_graph.all.n;
     pthread_mutex_unlock(&s->lock);
+    size_t versions, roots;
+    vsched__root_counts(s->root, &versions, &roots);
+    out->source_versions = versions;
+    out->live_roots = roots;
     out->submit_count = atomic_load(&s->submit_count);
     out->batch_submissions = atomic_load(&s->batch_submissions);
     out->dedup_joins = atomic_load(&s->dedup_joins);

@@ -46,7 +46,10 @@ static void run_load(vsched__task *t, const vsched_ctx *ctx)
     vsched *s = t->s;
     const vsched_loader_binding *lb = &s->opts.loader;
     lock_if(&s->serial_loader, lb->thread_safe);
-    int rc = lb->ops->load(lb->inst, ctx, t->name, &t->bytes, &t->len);
+    /* Upserted content replaces the loader's copy; it is still classified. */
+    int rc = t->has_content ? VSCHED_OK
+                            : lb->ops->load(lb->inst, ctx, t->name, &t->bytes,
+                                            &t->len);
     if (rc == VSCHED_OK)
         rc = lb->ops->classify(lb->inst, ctx, t->name, t->file_kind,
                                sizeof t->file_kind);
@@ -85,8 +88,9 @@ static void run_analysis(vsched__task *t, const vsched_ctx *ctx)
 {
     vsched *s = t->s;
     const vsched_executor_binding *eb = &s->opts.executor;
-    vsched_analysis_in in = {t->name, t->snapshot, t->content_hash,
-                             t->blocker_hashes, t->n_blockers};
+    vsched_analysis_in in = {t->name, t->snap != NULL ? t->snap->p : NULL,
+                             t->content_hash, t->blocker_hashes,
+                             t->n_blockers};
     lock_if(&s->serial_executor, eb->thread_safe);
     int rc = eb->ops->analysis(eb->inst, ctx, &in, &t->out_hash);
     unlock_if(&s->serial_executor, eb->thread_safe);
@@ -174,7 +178,8 @@ static void run_artifact(vsched__task *t, const vsched_ctx *ctx)
 {
     vsched *s = t->s;
     const vsched_executor_binding *eb = &s->opts.executor;
-    vsched_artifact_in in = {t->name, t->profile, t->snapshot,
+    vsched_artifact_in in = {t->name, t->profile,
+                             t->snap != NULL ? t->snap->p : NULL,
                              t->analysis_hash};
     vsched_artifact_out out = {0};
     lock_if(&s->serial_executor, eb->thread_safe);
@@ -195,10 +200,8 @@ static void run_artifact(vsched__task *t, const vsched_ctx *ctx)
     free(out.bytes);
 }
 
-void vsched__task_run(void *arg)
+void vsched__task_execute(vsched__task *t)
 {
-    vsched__task *t = arg;
-    vsched *s = t->s;
     vsched_ctx ctx;
     vsched__ctx_init(&ctx, t);
     t->started_ns = vsched__now_ns();
@@ -224,6 +227,13 @@ void vsched__task_run(void *arg)
         }
     }
     t->finished_ns = vsched__now_ns();
+}
+
+void vsched__task_run(void *arg)
+{
+    vsched__task *t = arg;
+    vsched *s = t->s;
+    vsched__task_execute(t);
     /* A pool worker is never the inbox's consumer, so it may wait for a
      * slot. After teardown closed the inbox the completion is discarded. */
     vsched__item it = {VSCHED__ITEM_COMPLETE, t};
@@ -252,9 +262,13 @@ void vsched__task_free(vsched__task *t)
 {
     if (t == NULL)
         return;
-    if (t->new_snapshot != NULL)
-        t->s->opts.executor.ops->snapshot_free(t->s->opts.executor.inst,
-                                               t->new_snapshot);
+    if (t->new_snapshot != NULL) {
+        const vsched_executor_binding *eb = &t->s->opts.executor;
+        lock_if(&t->s->serial_executor, eb->thread_safe);
+        eb->ops->snapshot_free(eb->inst, t->new_snapshot);
+        unlock_if(&t->s->serial_executor, eb->thread_safe);
+    }
+    vsched__snap_unref(t->snap);
     free_strv(t->deps.deps, t->deps.n_deps);
     free_strv(t->deps.blockers, t->deps.n_blockers);
     vsched__diags_free(t->diags, t->n_diags);

@@ -1,0 +1,236 @@
+/*
+ * root -- MVCC source directory and root leases; see root.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <xxhash.h>
+
+#include "internal.h"
+
+vsched__root_dir *vsched__root_dir_new(void)
+{
+    vsched__root_dir *d = calloc(1, sizeof *d);
+    if (d == NULL)
+        return NULL;
+    pthread_mutex_init(&d->lock, NULL);
+    d->refs = 1;
+    return d;
+}
+
+static void dir_free(vsched__root_dir *d)
+{
+    for (size_t i = 0; i < d->cap; i++)
+        if (d->slots[i] != NULL) {
+            free(d->slots[i]->name);
+            free(d->slots[i]->v);
+            free(d->slots[i]);
+        }
+    free(d->slots);
+    pthread_mutex_destroy(&d->lock);
+    free(d);
+}
+
+static void dir_unref_locked(vsched__root_dir *d)
+{
+    int last = --d->refs == 0;
+    pthread_mutex_unlock(&d->lock);
+    if (last)
+        dir_free(d);
+}
+
+void vsched__root_dir_release(vsched__root_dir *d)
+{
+    if (d == NULL)
+        return;
+    pthread_mutex_lock(&d->lock);
+    dir_unref_locked(d);
+}
+
+static size_t slot_of(vsched__history **slots, size_t cap, const char *name)
+{
+    size_t mask = cap - 1;
+    size_t i = (size_t)XXH3_64bits(name, strlen(name)) & mask;
+    while (slots[i] != NULL && strcmp(slots[i]->name, name) != 0)
+        i = (i + 1) & mask;
+    return i;
+}
+
+static vsched__history *find(const vsched__root_dir *d, const char *name)
+{
+    if (d->cap == 0)
+        return NULL;
+    return d->slots[slot_of(d->slots, d->cap, name)];
+}
+
+static vsched__history *ensure(vsched__root_dir *d, const char *name)
+{
+    vsched__history *h = find(d, name);
+    if (h != NULL)
+        return h;
+    if ((d->n + 1) * 4 > d->cap * 3) {
+        size_t cap = d->cap ? d->cap * 2 : 64;
+        vsched__history **ns = calloc(cap, sizeof *ns);
+        if (ns == NULL)
+            return NULL;
+        for (size_t i = 0; i < d->cap; i++)
+            if (d->slots[i] != NULL)
+                ns[slot_of(ns, cap, d->slots[i]->name)] = d->slots[i];
+        free(d->slots);
+        d->slots = ns;
+        d->cap = cap;
+    }
+    h = calloc(1, sizeof *h);
+    if (h == NULL || (h->name = strdup(name)) == NULL) {
+        free(h);
+        return NULL;
+    }
+    d->slots[slot_of(d->slots, d->cap, name)] = h;
+    d->n++;
+    return h;
+}
+
+void vsched__root_begin(vsched__root_dir *d)
+{
+    pthread_mutex_lock(&d->lock);
+    d->epoch++;
+}
+
+int vsched__root_put(vsched__root_dir *d, const char *name,
+                     vsched_source_state state, uint64_t incarnation,
+                     uint64_t generation, uint64_t content_hash)
+{
+    vsched__history *h = ensure(d, name);
+    if (h == NULL)
+        return VSCHED_ENOMEM;
+    if (h->n > 0 && h->v[h->n - 1].epoch == d->epoch) {
+        /* Two changes of one name in one transition: the last one wins. */
+        h->v[h->n - 1] = (vsched__version){d->epoch, incarnation, generation,
+                                           content_hash, state};
+        return VSCHED_OK;
+    }
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? h->cap * 2 : 2;
+        vsched__version *v = realloc(h->v, cap * sizeof *v);
+        if (v == NULL)
+            return VSCHED_ENOMEM;
+        h->v = v;
+        h->cap = cap;
+    }
+    h->v[h->n++] = (vsched__version){d->epoch, incarnation, generation,
+                                     content_hash, state};
+    d->n_versions++;
+    return VSCHED_OK;
+}
+
+void vsched__root_end(vsched__root_dir *d)
+{
+    pthread_mutex_unlock(&d->lock);
+}
+
+void vsched__root_counts(vsched__root_dir *d, size_t *versions, size_t *roots)
+{
+    pthread_mutex_lock(&d->lock);
+    *versions = d->n_versions;
+    *roots = d->n_roots;
+    pthread_mutex_unlock(&d->lock);
+}
+
+/* ---- public: leases ------------------------------------------------------ */
+
+int vsched_capture_source_root(vsched *s, vsched_root **out)
+{
+    if (s == NULL || out == NULL)
+        return VSCHED_EINVAL;
+    vsched_root *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return VSCHED_ENOMEM;
+    vsched__root_dir *d = s->root;
+    pthread_mutex_lock(&d->lock);
+    r->dir = d;
+    r->epoch = d->epoch;
+    r->next = d->roots;
+    if (d->roots != NULL)
+        d->roots->prev = r;
+    d->roots = r;
+    d->n_roots++;
+    d->refs++;
+    pthread_mutex_unlock(&d->lock);
+    *out = r;
+    return VSCHED_OK;
+}
+
+uint64_t vsched_root_epoch(const vsched_root *r)
+{
+    return r->epoch;
+}
+
+int vsched_root_lookup(const vsched_root *r, const char *name,
+                       vsched_source_info *out)
+{
+    if (r == NULL || name == NULL || out == NULL)
+        return VSCHED_EINVAL;
+    *out = (vsched_source_info){VSCHED_SOURCE_UNKNOWN, 0, 0, 0};
+    vsched__root_dir *d = r->dir;
+    pthread_mutex_lock(&d->lock);
+    const vsched__history *h = find(d, name);
+    for (size_t i = h != NULL ? h->n : 0; i-- > 0;) {
+        const vsched__version *v = &h->v[i];
+        if (v->epoch <= r->epoch) {
+            *out = (vsched_source_info){v->state, v->incarnation,
+                                        v->generation, v->content_hash};
+            break;
+        }
+    }
+    pthread_mutex_unlock(&d->lock);
+    return VSCHED_OK;
+}
+
+void vsched_root_release(vsched_root *r)
+{
+    if (r == NULL)
+        return;
+    vsched__root_dir *d = r->dir;
+    pthread_mutex_lock(&d->lock);
+    if (r->prev != NULL)
+        r->prev->next = r->next;
+    else
+        d->roots = r->next;
+    if (r->next != NULL)
+        r->next->prev = r->prev;
+    d->n_roots--;
+    free(r);
+    dir_unref_locked(d);
+}
+
+size_t vsched_reclaim_source_versions(vsched *s)
+{
+    vsched__root_dir *d = s->root;
+    size_t freed = 0;
+    pthread_mutex_lock(&d->lock);
+    uint64_t floor = d->epoch;
+    for (const vsched_root *r = d->roots; r != NULL; r = r->next)
+        if (r->epoch < floor)
+            floor = r->epoch;
+    for (size_t i = 0; i < d->cap; i++) {
+        vsched__history *h = d->slots[i];
+        if (h == NULL)
+            continue;
+        /* The newest version at or below the floor is what the oldest
+         * reader sees; everything before it is visible to no one. */
+        size_t keep = 0;
+        for (size_t k = h->n; k-- > 0;)
+            if (h->v[k].epoch <= floor) {
+                keep = k;
+                break;
+            }
+        if (keep > 0) {
+            memmove(h->v, h->v + keep, (h->n - keep) * sizeof *h->v);
+            h->n -= keep;
+            freed += keep;
+        }
+    }
+    d->n_versions -= freed;
+    pthread_mutex_unlock(&d->lock);
+    return freed;
+}

@@ -1,0 +1,609 @@
+/*
+ * test_generations -- identity, supersession, removal, reset, the MVCC
+ * source root, witness-fenced artifacts, and the scheduler's liveness
+ * paths (re-entrant join callbacks, inbox pressure, CPU workers that wait).
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <vsched/vsched.h>
+
+#include "cu.h"
+#include "world.h"
+
+/* Internal hook (tests link the core objects directly). */
+int vsched__test_set_generation(vsched *s, const char *name,
+                                uint64_t generation);
+
+static const mem_file files[] = {
+    {"a.c", "blocker h.h\n"},
+    {"h.h", "int h;\n"},
+    {"b.c", "int b;\n"},
+    {"inner.c", "int i;\n"},
+    {"outer.c", "int o;\n"},
+    {NULL, NULL},
+};
+
+static uint64_t fnv(const char *s)
+{
+    uint64_t h = 1469598103934665603u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+/* ---- a gate that holds one stage of one file running --------------------- */
+
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+static char gate_stage;
+static const char *gate_name;
+static int gate_entered, gate_open;
+
+static void gate_hook(char stage, const char *name, const vsched_ctx *ctx)
+{
+    (void)ctx;
+    if (stage != gate_stage || strcmp(name, gate_name) != 0)
+        return;
+    pthread_mutex_lock(&gate_lock);
+    gate_entered++;
+    pthread_cond_broadcast(&gate_cond);
+    while (!gate_open)
+        pthread_cond_wait(&gate_cond, &gate_lock);
+    pthread_mutex_unlock(&gate_lock);
+}
+
+static void gate_arm(char stage, const char *name)
+{
+    gate_stage = stage;
+    gate_name = name;
+    gate_entered = 0;
+    gate_open = 0;
+    stage_hook = gate_hook;
+}
+
+static void gate_wait_entered(void)
+{
+    pthread_mutex_lock(&gate_lock);
+    while (gate_entered == 0)
+        pthread_cond_wait(&gate_cond, &gate_lock);
+    pthread_mutex_unlock(&gate_lock);
+}
+
+static void gate_release(void)
+{
+    pthread_mutex_lock(&gate_lock);
+    gate_open = 1;
+    pthread_cond_broadcast(&gate_cond);
+    pthread_mutex_unlock(&gate_lock);
+}
+
+static vsched_handle *submit(vsched *s, const char *name, vsched_stage st,
+                             unsigned flags)
+{
+    vsched_request r = REQ(name, st, 0);
+    r.flags = flags;
+    vsched_handle *h = NULL;
+    CU_ASSERT_FATAL(vsched_submit_request(s, &r, &h) == 0);
+    return h;
+}
+
+static vsched_handle *upsert(vsched *s, const char *name, const char *text)
+{
+    vsched_request r = REQ(name, VSCHED_STAGE_SOURCE, 0);
+    r.flags = VSCHED_REQ_CONTENT;
+    r.content = text;
+    r.content_len = strlen(text);
+    vsched_handle *h = NULL;
+    CU_ASSERT_FATAL(vsched_submit_request(s, &r, &h) == 0);
+    return h;
+}
+
+/* Wait until the scheduler has processed everything submitted so far. */
+static void settle(vsched *s)
+{
+    vsched_handle *h = submit(s, "b.c", VSCHED_STAGE_SOURCE, 0);
+    vsched_wait(h, NULL);
+    vsched_handle_release(h);
+}
+
+/* ---- identity ----------------------------------------------------------- */
+
+static void successor_after_remove_has_new_incarnation_and_generation_zero(
+    void)
+{
+    vsched *s = start(files, 2);
+    const vsched_result *r;
+    vsched_handle *h;
+    CU_ASSERT_EQUAL(request(s, "b.c", VSCHED_STAGE_SOURCE, &r, &h), 0);
+    uint64_t inc0 = r->incarnation;
+    CU_ASSERT_EQUAL(r->generation, 0);
+    vsched_handle_release(h);
+    vsched_handle_release(upsert(s, "b.c", "int b2;\n"));
+    CU_ASSERT_EQUAL(request(s, "b.c", VSCHED_STAGE_SOURCE, &r, &h), 0);
+    CU_ASSERT_EQUAL(r->incarnation, inc0);
+    CU_ASSERT_EQUAL(r->generation, 1);
+    CU_ASSERT_EQUAL(r->content_hash, fnv("int b2;\n"));
+    vsched_handle_release(h);
+    CU_ASSERT_EQUAL(vsched_remove(s, "b.c"), 0);
+    CU_ASSERT_EQUAL(vsched_remove(s, "b.c"), VSCHED_ENOENT);
+    CU_ASSERT_EQUAL(request(s, "b.c", VSCHED_STAGE_SOURCE, &r, &h), 0);
+    CU_ASSERT(r->incarnation > inc0);
+    CU_ASSERT_EQUAL(r->generation, 0);
+    CU_ASSERT_EQUAL(r->content_hash, fnv("int b;\n")); /* loader's copy */
+    vsched_handle_release(h);
+    stop(s);
+}
+
+static void generation_exhaustion_refuses_and_never_wraps(void)
+{
+    vsched *s = start(files, 1);
+    const vsched_result *r;
+    vsched_handle *h;
+    CU_ASSERT_EQUAL(request(s, "b.c", VSCHED_STAGE_SOURCE, &r, &h), 0);
+    vsched_handle_release(h);
+    CU_ASSERT_EQUAL(vsched__test_set_generation(s, "b.c", UINT64_MAX - 1), 0);
+    CU_ASSERT_EQUAL(vsched_invalidate(s, "b.c"), 0); /* -> MAX */
+    CU_ASSERT_EQUAL(vsched_invalidate(s, "b.c"), VSCHED_EEXHAUSTED);
+    h = upsert(s, "b.c", "x");
+    CU_ASSERT_EQUAL(vsched_wait(h, &r), VSCHED_EEXHAUSTED);
+    vsched_handle_release(h);
+    CU_ASSERT_EQUAL(request(s, "b.c", VSCHED_STAGE_SOURCE, &r, &h), 0);
+    CU_ASSERT_EQUAL(r->generation, UINT64_MAX);
+    CU_ASSERT_EQUAL(r->content_hash, fnv("int b;\n")); /* upsert refused */
+    vsched_handle_release(h);
+    stop(s);
+}
+
+/* ---- supersession --------------------------------------------------------- */
+
+static void invalidate_while_running_supersedes_waiter_and_refuses_late_work(
+    void)
+{
+    vsched *s = start(files, 2);
+    gate_arm('R', "b.c");
+    vsched_handle *h = submit(s, "b.c", VSCHED_STAGE_ARTIFACT, 0);
+    gate_wait_entered();
+    CU_ASSERT_EQUAL(vsched_invalidate(s, "b.c"), 0);
+    const vsched_result *r;
+    /* Answered while the stale stage is still running: never stranded. */
+    CU_ASSERT_EQUAL(vsched_wait(h, &r), VSCHED_ESUPERSEDED);
+    CU_ASSERT_EQUAL(r->generation, 0);
+    vsched_handle_release(h);
+    gate_release();
+    settle(s);
+    vsched_stats st;
+    vsched_get_stats(s, &st);
+    CU_ASSERT_EQUAL(st.stale_completion_refusals, 1);
+    CU_ASSERT_EQUAL(st.waiters, 0);
+    vsched_handle *h2;
+    CU_ASSERT_EQUAL(request(s, "b.c", VSCHED_STAGE_ARTIFACT, &r, &h2), 0);
+    CU_ASSERT_EQUAL(r->generation, 1);
+    CU_ASSERT_EQUAL(count_stage('R'), 2);
+    vsched_handle_release(h2);
+    stop(s);
+}
+
+static void follow_latest_waiter_is_readmitted_at_the_new_generation(void)
+{
+    vsched *s = start(files, 2);
+    gate_arm('R', "b.c");
+    vsched_handle *h =
+        submit(s, "b.c", VSCHED_STAGE_ARTIFACT, VSCHED_REQ_FOLLOW_LATEST);
+    gate_wait_entered();
+    vsched_handle *u = upsert(s, "b.c", "int newer;\n");
+    gate_release();
+    const vsched_result *r;
+    CU_ASSERT_EQUAL(vsched_wait(h, &r), 0);
+    CU_ASSERT_EQUAL(r->generation, 1);
+    CU_ASSERT_EQUAL(r->content_hash, fnv("int newer;\n"));
+    CU_ASSERT_EQUAL(vsched_wait(u, NULL), 0);
+    vsched_handle_release(h);
+    vsched_handle_release(u);
+    stop(s);
+}
+
+static void close_file_drops_upserted_content(void)
+{
+    vsched *s = start(files, 1);
+    const vsched_result *r;
+    vsched_handle *h = upsert(s, "b.c", "overlay");
+    CU_ASSERT_EQUAL(vsched_wait(h, &r), 0);
+    CU_ASSERT_EQUAL(r->content_hash, fnv("overlay"));
+    vsched_handle_release(h);
+    CU_ASSERT_EQUAL(vsched_close_file(s, "b.c"), 0);
+    CU_ASSERT_EQUAL(request(s, "b.c", VSCHED_STAGE_SOURCE, &r, &h), 0);
+    CU_ASSERT_EQUAL(r->content_hash, fnv("int b;\n"));
+    CU_ASSERT_EQUAL(r->generation, 2);
+    vsched_handle_release(h);
+    CU_ASSERT_EQUAL(vsched_close_file(s, "nope.c"), VSCHED_ENOENT);
+    stop(s);
+}
+
+static void dependent_is_regated_on_the_new_generation_of_its_blocker(void)
+{
+    vsched *s = start(files, 2);
+    gate_arm('A', "h.h");
+    vsched_handle *h = submit(s, "a.c", VSCHED_STAGE_ARTIFACT, 0);
+    gate_wait_entered();
+    vsched_handle *u = upsert(s, "h.h", "int h2;\n");
+    CU_ASSERT_EQUAL(vsched_wait(u, NULL), 0);
+    gate_release();
+    const vsched_result *r;
+    /* a.c neither failed nor ran on the old header. */
+    CU_ASSERT_EQUAL(vsched_wait(h, &r), 0);
+    CU_ASSERT_EQUAL(count_stage('A') >= 3, 1); /* h.h twice, a.c once */
+    vsched_handle *hh;
+    const vsched_result *rh;
+    CU_ASSERT_EQUAL(request(s, "h.h", VSCHED_STAGE_ANALYSIS, &rh, &hh), 0);
+    CU_ASSERT_EQUAL(rh->generation, 1);
+    long a_h_last = -1, a_a = event_index('A', "a.c");
+    pthread_mutex_lock(&rec_lock);
+    for (size_t i = 0; i < n_events; i++)
+        if (events[i].stage == 'A' && strcmp(events[i].name, "h.h") == 0)
+            a_h_last = (long)i;
+    pthread_mutex_unlock(&rec_lock);
+    CU_ASSERT(a_a > a_h_last); /* a.c analysed after the NEW header */
+    vsched_handle_release(hh);
+    vsched_handle_release(h);
+    vsched_handle_release(u);
+    stop(s);
+}
+
+static void remove_answers_waiters_with_shutdown(void)
+{
+    vsched *s = start(files, 2);
+    gate_arm('R', "b.c");
+    vsched_handle *h =
+        submit(s, "b.c", VSCHED_STAGE_ARTIFACT, VSCHED_REQ_FOLLOW_LATEST);
+    gate_wait_entered();
+    CU_ASSERT_EQUAL(vsched_remove(s, "b.c"), 0);
+    CU_ASSERT_EQUAL(vsched_wait(h, NULL), VSCHED_ESHUTDOWN);
+    vsched_handle_release(h);
+    gate_release();
+    stop(s);
+}
+
+static void reset_returns_all_occupancy_to_zero(void)
+{
+    vsched *s = start(files, 2);
+    const vsched_result *r;
+    vsched_handle *h;
+    CU_ASSERT_EQUAL(request(s, "a.c", VSCHED_STAGE_ARTIFACT, &r, &h), 0);
+    vsched_handle_release(h);
+    vsched_stats st;
+    vsched_get_stats(s, &st);
+    CU_ASSERT(st.files == 2 && st.graph_nodes >= 5 && st.blockers == 1);
+    CU_ASSERT(st.edges_capacity >= st.edges);
+    /* Reset with work in flight returns promptly and answers it. */
+    gate_arm('R', "b.c");
+    h = submit(s, "b.c", VSCHED_STAGE_ARTIFACT, 0);
+    gate_wait_entered();
+    vsched_reset(s);
+    CU_ASSERT_EQUAL(vsched_wait(h, NULL), VSCHED_ESHUTDOWN);
+    vsched_handle_release(h);
+    vsched_get_stats(s, &st);
+    CU_ASSERT_EQUAL(st.files, 0);
+    CU_ASSERT_EQUAL(st.graph_nodes, 0);
+    CU_ASSERT_EQUAL(st.edges, 0);
+    CU_ASSERT_EQUAL(st.edges_capacity, 0);
+    CU_ASSERT_EQUAL(st.waiters, 0);
+    CU_ASSERT_EQUAL(st.waiters_capacity, 0);
+    CU_ASSERT_EQUAL(st.blockers, 0);
+    CU_ASSERT_EQUAL(st.blockers_capacity, 0);
+    CU_ASSERT(st.retired_pending > 0); /* the held task is still out */
+    gate_release();
+    stage_hook = NULL;
+    CU_ASSERT_EQUAL(request(s, "a.c", VSCHED_STAGE_ARTIFACT, &r, &h), 0);
+    vsched_handle_release(h);
+    vsched_get_stats(s, &st);
+    CU_ASSERT_EQUAL(st.retired_pending, 0); /* freed once it came back */
+    CU_ASSERT(st.stale_completion_refusals >= 1);
+    stop(s);
+}
+
+/* ---- MVCC source root --------------------------------------------------- */
+
+static void source_root_answers_as_of_its_epoch_and_reclaims_by_lease(void)
+{
+    vsched *s = start(files, 1);
+    vsched_root *r0, *r1, *r2, *r3;
+    vsched_source_info in;
+    CU_ASSERT_EQUAL(vsched_capture_source_root(s, &r0), 0);
+    const vsched_result *r;
+    vsched_handle *h;
+    CU_ASSERT_EQUAL(request(s, "b.c", VSCHED_STAGE_SOURCE, &r, &h), 0);
+    vsched_handle_release(h);
+    CU_ASSERT_EQUAL(vsched_capture_source_root(s, &r1), 0);
+    CU_ASSERT_EQUAL(vsched_invalidate(s, "b.c"), 0);
+    CU_ASSERT_EQUAL(vsched_capture_source_root(s, &r2), 0);
+    CU_ASSERT_EQUAL(vsched_remove(s, "b.c"), 0);
+    CU_ASSERT_EQUAL(vsched_capture_source_root(s, &r3), 0);
+
+    vsched_root_lookup(r0, "b.c", &in);
+    CU_ASSERT_EQUAL(in.state, VSCHED_SOURCE_UNKNOWN);
+    vsched_root_lookup(r1, "b.c", &in);
+    CU_ASSERT_EQUAL(in.state, VSCHED_SOURCE_PRESENT);
+    CU_ASSERT_EQUAL(in.generation, 0);
+    CU_ASSERT_EQUAL(in.content_hash, fnv("int b;\n"));
+    vsched_root_lookup(r2, "b.c", &in);
+    CU_ASSERT_EQUAL(in.state, VSCHED_SOURCE_PENDING);
+    CU_ASSERT_EQUAL(in.generation, 1);
+    vsched_root_lookup(r3, "b.c", &in);
+    CU_ASSERT_EQUAL(in.state, VSCHED_SOURCE_ABSENT);
+    CU_ASSERT(vsched_root_epoch(r1) < vsched_root_epoch(r2));
+
+    /* r0 is live: every version is visible to someone. */
+    CU_ASSERT_EQUAL(vsched_reclaim_source_versions(s), 0);
+    vsched_root_release(r0);
+    vsched_root_release(r1);
+    vsched_root_release(r2);
+    /* Only r3 (and the present) remain: the two older versions go. */
+    CU_ASSERT_EQUAL(vsched_reclaim_source_versions(s), 2);
+    vsched_root_lookup(r3, "b.c", &in);
+    CU_ASSERT_EQUAL(in.state, VSCHED_SOURCE_ABSENT);
+    vsched_stats st;
+    vsched_get_stats(s, &st);
+    CU_ASSERT_EQUAL(st.live_roots, 1);
+    CU_ASSERT_EQUAL(st.source_versions, 1);
+    stop(s);
+    /* A root may outlive its scheduler. */
+    vsched_root_lookup(r3, "b.c", &in);
+    CU_ASSERT_EQUAL(in.state, VSCHED_SOURCE_ABSENT);
+    vsched_root_release(r3);
+}
+
+/* ---- witnesses -------------------------------------------------------- */
+
+static void witness_commits_only_into_the_same_live_object_and_generation(void)
+{
+    vsched *s = start(files, 1);
+    const vsched_result *r;
+    vsched_handle *h;
+    vsched_witness w, w2;
+    uint64_t hash;
+    CU_ASSERT_EQUAL(vsched_get_witnessed_source(s, "b.c", &w, &hash),
+                    VSCHED_ENOENT);
+    CU_ASSERT_EQUAL(request(s, "b.c", VSCHED_STAGE_SOURCE, &r, &h), 0);
+    vsched_handle_release(h);
+    CU_ASSERT_EQUAL(vsched_get_witnessed_source(s, "b.c", &w, &hash), 0);
+    CU_ASSERT_EQUAL(hash, fnv("int b;\n"));
+    CU_ASSERT_EQUAL(vsched_commit_artifact(s, &w, "release", "obj", 3), 0);
+    void *data;
+    size_t len;
+    uint64_t gen;
+    CU_ASSERT_EQUAL(vsched_get_artifact(s, "b.c", "release", &data, &len,
+                                        &gen),
+                    0);
+    CU_ASSERT_EQUAL(len, 3);
+    CU_ASSERT_EQUAL(memcmp(data, "obj", 3), 0);
+    free(data);
+
+    /* A successor object at the same generation, same content: refused. */
+    CU_ASSERT_EQUAL(vsched_remove(s, "b.c"), 0);
+    CU_ASSERT_EQUAL(request(s, "b.c", VSCHED_STAGE_SOURCE, &r, &h), 0);
+    vsched_handle_release(h);
+    CU_ASSERT_EQUAL(vsched_get_witnessed_source(s, "b.c", &w2, &hash), 0);
+    CU_ASSERT_EQUAL(w2.generation, w.generation);
+    CU_ASSERT_NOT_EQUAL(w2.incarnation, w.incarnation);
+    CU_ASSERT_EQUAL(vsched_commit_artifact(s, &w, "release", "old", 3),
+                    VSCHED_ESTALE);
+    CU_ASSERT_EQUAL(vsched_remove_artifact_not_newer_than(s, &w, "release"),
+                    VSCHED_ESTALE);
+    CU_ASSERT_EQUAL(vsched_get_artifact(s, "b.c", "release", &data, &len,
+                                        &gen),
+                    VSCHED_ENOENT);
+
+    /* Same object, older generation: refused; eviction by a newer witness
+     * works, by an older one does not touch a newer artifact. */
+    CU_ASSERT_EQUAL(vsched_commit_artifact(s, &w2, "release", "new", 3), 0);
+    CU_ASSERT_EQUAL(vsched_invalidate(s, "b.c"), 0);
+    CU_ASSERT_EQUAL(vsched_commit_artifact(s, &w2, "release", "x", 1),
+                    VSCHED_ESTALE);
+    CU_ASSERT_EQUAL(request(s, "b.c", VSCHED_STAGE_SOURCE, &r, &h), 0);
+    vsched_handle_release(h);
+    vsched_witness w3;
+    CU_ASSERT_EQUAL(vsched_get_witnessed_source(s, "b.c", &w3, NULL), 0);
+    CU_ASSERT_EQUAL(w3.generation, w2.generation + 1);
+    CU_ASSERT_EQUAL(vsched_commit_artifact(s, &w3, "release", "v3", 2), 0);
+    CU_ASSERT_EQUAL(vsched_remove_artifact_not_newer_than(s, &w2, "release"),
+                    VSCHED_ENOENT); /* the artifact is newer than w2 */
+    CU_ASSERT_EQUAL(vsched_remove_artifact_not_newer_than(s, &w3, "release"),
+                    0);
+    CU_ASSERT_EQUAL(vsched_get_artifact(s, "b.c", "release", &data, &len,
+                                        &gen),
+                    VSCHED_ENOENT);
+    stop(s);
+}
+
+/* ---- liveness ------------------------------------------------------------ */
+
+static vsched *join_sched;
+static atomic_int joins_seen;
+
+static void on_join_resubmit(void *user, const char *name, vsched_stage st)
+{
+    (void)user;
+    (void)st;
+    atomic_fetch_add(&joins_seen, 1);
+    /* Re-enter from the driver thread with a tiny inbox: 20 submissions
+     * must not park the driver on its own inbox. */
+    for (int i = 0; i < 20; i++) {
+        vsched_handle *h = submit(join_sched, name, VSCHED_STAGE_SOURCE, 0);
+        vsched_handle_release(h);
+    }
+}
+
+static void join_callback_runs_unlocked_and_may_reenter(void)
+{
+    vsched *s = start_with(files, 1, 2, NULL);
+    join_sched = s;
+    atomic_store(&joins_seen, 0);
+    vsched_request reqs[2] = {REQ("a.c", VSCHED_STAGE_ARTIFACT, 0),
+                              REQ("a.c", VSCHED_STAGE_ARTIFACT, 0)};
+    reqs[1].on_join = on_join_resubmit;
+    vsched_batch *b = NULL;
+    CU_ASSERT_FATAL(vsched_submit_batch_atomic(s, reqs, 2, &b) == 0);
+    CU_ASSERT_EQUAL(vsched_wait_batch(b, NULL), 0);
+    vsched_batch_release(b);
+    settle(s);
+    CU_ASSERT_EQUAL(atomic_load(&joins_seen), 1);
+    vsched_stats st;
+    vsched_get_stats(s, &st);
+    CU_ASSERT(st.inbox_depth_max <= 2);
+    CU_ASSERT_EQUAL(st.submit_count, 1 + 20 + 1);
+    stop(s);
+}
+
+typedef struct flood_arg {
+    vsched *s;
+    int n;
+} flood_arg;
+
+static void *flood(void *arg)
+{
+    flood_arg *a = arg;
+    vsched_handle **hs = calloc((size_t)a->n, sizeof *hs);
+    for (int i = 0; i < a->n; i++) {
+        vsched_request r = REQ(i % 2 ? "a.c" : "b.c", VSCHED_STAGE_SOURCE, 0);
+        if (vsched_submit_request(a->s, &r, &hs[i]) != 0)
+            hs[i] = NULL;
+    }
+    int ok = 1;
+    for (int i = 0; i < a->n; i++) {
+        ok &= hs[i] != NULL && vsched_wait(hs[i], NULL) == 0;
+        vsched_handle_release(hs[i]);
+    }
+    free(hs);
+    return (void *)(intptr_t)ok;
+}
+
+static void inbox_flood_never_exceeds_capacity_or_drops(void)
+{
+    vsched *s = start_with(files, 2, 16, NULL);
+    pthread_t th[8];
+    flood_arg a = {s, 500};
+    for (int i = 0; i < 8; i++)
+        pthread_create(&th[i], NULL, flood, &a);
+    int ok = 1;
+    for (int i = 0; i < 8; i++) {
+        void *r;
+        pthread_join(th[i], &r);
+        ok &= (int)(intptr_t)r;
+    }
+    CU_ASSERT(ok);
+    vsched_stats st;
+    vsched_get_stats(s, &st);
+    CU_ASSERT_EQUAL(st.submit_count, 4000);
+    CU_ASSERT(st.inbox_depth_max <= 16);
+    CU_ASSERT(st.inbox_depth_max >= 1);
+    CU_ASSERT_EQUAL(st.waiters, 0);
+    stop(s);
+}
+
+static vsched *pump_sched;
+static atomic_int inner_status;
+
+static void wait_inside_stage(char stage, const char *name,
+                              const vsched_ctx *ctx)
+{
+    (void)ctx;
+    if (stage != 'A' || strcmp(name, "outer.c") != 0)
+        return;
+    /* A CPU worker waits on other CPU work: with one CPU thread only the
+     * pump can run it. */
+    vsched_handle *h = submit(pump_sched, "inner.c", VSCHED_STAGE_ARTIFACT, 0);
+    atomic_store(&inner_status, vsched_wait(h, NULL));
+    vsched_handle_release(h);
+}
+
+static void cpu_worker_that_waits_runs_ready_work_itself(void)
+{
+    vsched *s = start(files, 1);
+    pump_sched = s;
+    atomic_store(&inner_status, -999);
+    stage_hook = wait_inside_stage;
+    const vsched_result *r;
+    vsched_handle *h;
+    CU_ASSERT_EQUAL(request(s, "outer.c", VSCHED_STAGE_ANALYSIS, &r, &h), 0);
+    CU_ASSERT_EQUAL(atomic_load(&inner_status), 0);
+    CU_ASSERT(event_index('R', "inner.c") >= 0);
+    CU_ASSERT(event_index('R', "inner.c") < event_index('A', "outer.c"));
+    vsched_handle_release(h);
+    stop(s);
+}
+
+static mem_file many[42];
+static char many_names[40][16];
+
+static void high_priority_demand_runs_before_lower_ready_work(void)
+{
+    for (int i = 0; i < 40; i++) {
+        snprintf(many_names[i], sizeof many_names[i], "slow%02d.c", i);
+        many[i] = (mem_file){many_names[i], "int z;\n"};
+    }
+    many[40] = (mem_file){"a.c", "blocker h.h\n"};
+    many[41] = (mem_file){"h.h", "int h;\n"};
+    vsched *s = start(many, 1);
+    atomic_store(&artifact_delay_us, 1000);
+    vsched_request low[40];
+    for (int i = 0; i < 40; i++)
+        low[i] = REQ(many_names[i], VSCHED_STAGE_ARTIFACT, 0);
+    vsched_batch *b = NULL;
+    CU_ASSERT_FATAL(vsched_submit_batch_atomic(s, low, 40, &b) == 0);
+    vsched_request hi = REQ("a.c", VSCHED_STAGE_ARTIFACT, 100);
+    vsched_handle *h;
+    CU_ASSERT_FATAL(vsched_submit_request(s, &hi, &h) == 0);
+    CU_ASSERT_EQUAL(vsched_wait(h, NULL), 0);
+    CU_ASSERT_EQUAL(vsched_wait_batch(b, NULL), 0);
+    /* The demanded chain (h.h's Analysis included) overtook most of the
+     * forty slow low-priority Artifacts already queued. */
+    long art_a = event_index('R', "a.c");
+    long ana_h = event_index('A', "h.h");
+    CU_ASSERT(ana_h < art_a);
+    CU_ASSERT(art_a < event_index('R', "slow20.c"));
+    vsched_handle_release(h);
+    vsched_batch_release(b);
+    stop(s);
+}
+
+static const vr_cu_test tests[] = {
+    {"successor_after_remove_has_new_incarnation_and_generation_zero",
+     successor_after_remove_has_new_incarnation_and_generation_zero},
+    {"generation_exhaustion_refuses_and_never_wraps",
+     generation_exhaustion_refuses_and_never_wraps},
+    {"invalidate_while_running_supersedes_waiter_and_refuses_late_work",
+     invalidate_while_running_supersedes_waiter_and_refuses_late_work},
+    {"follow_latest_waiter_is_readmitted_at_the_new_generation",
+     follow_latest_waiter_is_readmitted_at_the_new_generation},
+    {"close_file_drops_upserted_content", close_file_drops_upserted_content},
+    {"dependent_is_regated_on_the_new_generation_of_its_blocker",
+     dependent_is_regated_on_the_new_generation_of_its_blocker},
+    {"remove_answers_waiters_with_shutdown",
+     remove_answers_waiters_with_shutdown},
+    {"reset_returns_all_occupancy_to_zero",
+     reset_returns_all_occupancy_to_zero},
+    {"source_root_answers_as_of_its_epoch_and_reclaims_by_lease",
+     source_root_answers_as_of_its_epoch_and_reclaims_by_lease},
+    {"witness_commits_only_into_the_same_live_object_and_generation",
+     witness_commits_only_into_the_same_live_object_and_generation},
+    {"join_callback_runs_unlocked_and_may_reenter",
+     join_callback_runs_unlocked_and_may_reenter},
+    {"inbox_flood_never_exceeds_capacity_or_drops",
+     inbox_flood_never_exceeds_capacity_or_drops},
+    {"cpu_worker_that_waits_runs_ready_work_itself",
+     cpu_worker_that_waits_runs_ready_work_itself},
+    {"high_priority_demand_runs_before_lower_ready_work",
+     high_priority_demand_runs_before_lower_ready_work},
+    {NULL, NULL},
+};
+
+int main(void)
+{
+    return vr_cu_main("generations", tests);
+}

@@ -1,0 +1,285 @@
+/*
+ * world -- the test fixture shared by the scheduler suites: an in-memory
+ * loader, a recording executor, and scheduler start/stop helpers; see
+ * world.h.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <vsched/vsched.h>
+
+#include "cu.h"
+#include "world.h"
+
+/* ---- the in-memory world ------------------------------------------------ */
+
+
+static const mem_file *world;
+
+static const mem_file *world_find(const char *name)
+{
+    for (const mem_file *f = world; f != NULL && f->name != NULL; f++)
+        if (strcmp(f->name, name) == 0)
+            return f;
+    return NULL;
+}
+
+static char *ctx_strdup(const vsched_ctx *ctx, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = ctx->alloc(ctx, n);
+    memcpy(d, s, n);
+    return d;
+}
+
+static int mem_load(void *inst, const vsched_ctx *ctx, const char *name,
+                    char **bytes, size_t *len)
+{
+    const mem_file *f = world_find(name);
+    record('L', name);
+    if (f == NULL)
+        return VSCHED_ENOENT;
+    *bytes = ctx_strdup(ctx, f->content);
+    *len = strlen(f->content);
+    return VSCHED_OK;
+}
+
+static int mem_exists(void *inst, const vsched_ctx *ctx, const char *name)
+{
+    return world_find(name) != NULL;
+}
+
+static int mem_classify(void *inst, const vsched_ctx *ctx, const char *name,
+                        char *kind, size_t cap)
+{
+    snprintf(kind, cap, "%s", strstr(name, ".h") ? "header" : "c");
+    return VSCHED_OK;
+}
+
+static int mem_realpath(void *inst, const vsched_ctx *ctx, const char *name,
+                        char **canonical)
+{
+    if (strstr(name, "..") != NULL)
+        return VSCHED_EESCAPE;
+    *canonical = ctx_strdup(ctx, name);
+    return VSCHED_OK;
+}
+
+static const vsched_loader_ops mem_loader = {
+    sizeof(vsched_loader_ops), mem_load, mem_exists, mem_classify,
+    mem_realpath};
+
+/* ---- the recording executor --------------------------------------------- */
+
+
+pthread_mutex_t rec_lock = PTHREAD_MUTEX_INITIALIZER;
+event events[4096];
+size_t n_events;
+atomic_int artifact_delay_us; /* makes some artifacts slow */
+const char *fail_artifact;    /* this file's Artifact fails */
+void (*stage_hook)(char stage, const char *name, const vsched_ctx *ctx);
+
+void record(char stage, const char *name)
+{
+    pthread_mutex_lock(&rec_lock);
+    if (n_events < sizeof events / sizeof events[0]) {
+        events[n_events].stage = stage;
+        snprintf(events[n_events].name, sizeof events[n_events].name, "%s",
+                 name);
+        events[n_events].pool_kind = vsched_pool_current_kind();
+        n_events++;
+    }
+    pthread_mutex_unlock(&rec_lock);
+}
+
+/* Index of the first event (stage, name), or -1. */
+long event_index(char stage, const char *name)
+{
+    long r = -1;
+    pthread_mutex_lock(&rec_lock);
+    for (size_t i = 0; i < n_events; i++)
+        if (events[i].stage == stage && strcmp(events[i].name, name) == 0) {
+            r = (long)i;
+            break;
+        }
+    pthread_mutex_unlock(&rec_lock);
+    return r;
+}
+
+size_t count_stage(char stage)
+{
+    size_t c = 0;
+    pthread_mutex_lock(&rec_lock);
+    for (size_t i = 0; i < n_events; i++)
+        c += events[i].stage == stage;
+    pthread_mutex_unlock(&rec_lock);
+    return c;
+}
+
+typedef struct snap {
+    char **blockers;
+    size_t n;
+    uint64_t hash;
+} snap;
+
+static int rec_source(void *inst, const vsched_ctx *ctx, const char *name,
+                      const char *kind, const char *bytes, size_t len,
+                      vsched_source_out *out)
+{
+    if (stage_hook != NULL)
+        stage_hook('S', name, ctx);
+    record('S', name);
+    snap *sn = calloc(1, sizeof *sn);
+    char *text = strndup(bytes, len);
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(line, "blocker ", 8) == 0) {
+            sn->blockers = realloc(sn->blockers,
+                                   (sn->n + 1) * sizeof *sn->blockers);
+            sn->blockers[sn->n++] = strdup(line + 8);
+        }
+    }
+    free(text);
+    uint64_t hash = 1469598103934665603u; /* FNV-1a of the content */
+    for (size_t i = 0; i < len; i++)
+        hash = (hash ^ (unsigned char)bytes[i]) * 1099511628211u;
+    sn->hash = hash;
+    out->snapshot = sn;
+    out->content_hash = sn->hash;
+    return VSCHED_OK;
+}
+
+static int rec_deps(void *inst, const vsched_ctx *ctx, const char *name,
+                    const void *snapshot, vsched_deps_out *out)
+{
+    const snap *sn = snapshot;
+    out->n_deps = out->n_blockers = sn->n;
+    out->deps = ctx->alloc(ctx, (sn->n + 1) * sizeof(char *));
+    out->blockers = ctx->alloc(ctx, (sn->n + 1) * sizeof(char *));
+    for (size_t i = 0; i < sn->n; i++) {
+        out->deps[i] = ctx_strdup(ctx, sn->blockers[i]);
+        out->blockers[i] = ctx_strdup(ctx, sn->blockers[i]);
+    }
+    return VSCHED_OK;
+}
+
+static int rec_analysis(void *inst, const vsched_ctx *ctx,
+                        const vsched_analysis_in *in, uint64_t *hash)
+{
+    if (stage_hook != NULL)
+        stage_hook('A', in->name, ctx);
+    record('A', in->name);
+    uint64_t h = in->content_hash;
+    for (size_t i = 0; i < in->n_blockers; i++)
+        h = h * 1099511628211u ^ in->blocker_hashes[i];
+    *hash = h;
+    return VSCHED_OK;
+}
+
+static int rec_artifact(void *inst, const vsched_ctx *ctx,
+                        const vsched_artifact_in *in,
+                        vsched_artifact_out *out)
+{
+    int us = atomic_load(&artifact_delay_us);
+    if (us > 0 && in->name[0] == 's') { /* "slow..." files */
+        struct timespec ts = {0, (long)us * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (stage_hook != NULL)
+        stage_hook('R', in->name, ctx);
+    record('R', in->name);
+    if (fail_artifact != NULL && strcmp(in->name, fail_artifact) == 0) {
+        ctx->diag(ctx, VSCHED_SEV_ERROR, in->name, 3, "forced failure");
+        return VSCHED_ETOOL;
+    }
+    out->artifact_hash = in->analysis_hash ^ 0x5a5a;
+    return VSCHED_OK;
+}
+
+static void rec_snapshot_free(void *inst, void *snapshot)
+{
+    snap *sn = snapshot;
+    for (size_t i = 0; i < sn->n; i++)
+        free(sn->blockers[i]);
+    free(sn->blockers);
+    free(sn);
+}
+
+static const vsched_executor_ops rec_executor = {
+    sizeof(vsched_executor_ops), rec_source,   rec_deps, rec_analysis,
+    rec_artifact,                rec_snapshot_free, NULL};
+
+/* ---- fixture ------------------------------------------------------------ */
+
+vsched_pool *cpu, *io;
+
+/* Observer: counts events; cancels the scheduler on the first failure. */
+vsched *observed;
+atomic_int events_seen, cancels;
+
+void cancel_on_failure(void *user, const vsched_event *ev)
+{
+    (void)user;
+    atomic_fetch_add(&events_seen, 1);
+    if (ev->status != 0 && ev->status != VSCHED_ECANCELLED &&
+        atomic_fetch_add(&cancels, 1) == 0)
+        vsched_cancel(observed, "stopped after a failure");
+}
+
+
+vsched *start(const mem_file *files, unsigned cpu_threads)
+{
+    return start_with(files, cpu_threads, 0, NULL);
+}
+
+vsched *start_observed(const mem_file *files, unsigned cpu_threads,
+                       vsched_observer_fn observer)
+{
+    return start_with(files, cpu_threads, 0, observer);
+}
+
+vsched *start_with(const mem_file *files, unsigned cpu_threads,
+                   size_t inbox_capacity, vsched_observer_fn observer)
+{
+    world = files;
+    n_events = 0;
+    fail_artifact = NULL;
+    stage_hook = NULL;
+    atomic_store(&artifact_delay_us, 0);
+    CU_ASSERT_FATAL(vsched_pool_create(&cpu, VSCHED_POOL_CPU, cpu_threads,
+                                       0) == 0);
+    CU_ASSERT_FATAL(vsched_pool_create(&io, VSCHED_POOL_IO, 1, 0) == 0);
+    vsched_options o = {
+        .size = sizeof o,
+        .cpu_pool = cpu,
+        .io_pool = io,
+        .loader = {&mem_loader, NULL, 1},
+        .executor = {&rec_executor, NULL, 1},
+        .observer = observer,
+        .inbox_capacity = inbox_capacity,
+    };
+    vsched *s = NULL;
+    CU_ASSERT_FATAL(vsched_create(&s, &o) == 0);
+    return s;
+}
+
+void stop(vsched *s)
+{
+    vsched_destroy(s);
+    vsched_pool_destroy(cpu);
+    vsched_pool_destroy(io);
+}
+
+int request(vsched *s, const char *name, vsched_stage stage,
+                   const vsched_result **res, vsched_handle **h)
+{
+    vsched_request r = REQ(name, stage, 0);
+    CU_ASSERT_FATAL(vsched_submit_request(s, &r, h) == 0);
+    return vsched_wait(*h, res);
+}
+
