@@ -47,9 +47,38 @@ vsched_run --config "$ini" --set executor.cflags=-O0 -j 1 --stats \
     >"$SCRATCH/set.out" 2>&1
 check "--set and -j are accepted" test $? -eq 0
 check "--stats prints counters" grep -q "submit_count=1 " "$SCRATCH/set.out"
+check "the build is one atomic submission and one coordinator batch" \
+    grep -q "submit_count=1 batch_submissions=1 " "$SCRATCH/set.out"
 
 vsched_run --config "$ini" src/main.c >"$SCRATCH/one.out" 2>&1
 check "FILES narrow the build" grep -q "vsched-run: 1 built" "$SCRATCH/one.out"
+
+# --deps: one line per input, in input order, each file's resolved deps;
+# one batch through the coordinator, built nothing.
+rm -rf "$SCRATCH/build"
+vsched_run --config "$ini" --deps --stats >"$SCRATCH/deps.out" 2>&1
+check "--deps exits 0" test $? -eq 0
+printf '%s\n' "src/fmt.c: include/util/fmt.h" "src/greet.c: include/greet.h" \
+    "src/main.c: include/greet.h" >"$SCRATCH/deps.want"
+grep -v '^stats:' "$SCRATCH/deps.out" >"$SCRATCH/deps.got"
+check "--deps prints each input's deps in input order" \
+    cmp -s "$SCRATCH/deps.want" "$SCRATCH/deps.got"
+check "--deps is one coordinator batch" \
+    grep -q "batch_submissions=1 " "$SCRATCH/deps.out"
+check "--deps builds nothing" test ! -d "$out/release"
+vsched_run --config "$ini" --deps src/main.c src/nope.c include/greet.h \
+    >"$SCRATCH/deps2.out" 2>&1
+check "--deps with a missing file exits 1" test $? -eq 1
+printf '%s\n' "src/main.c: include/greet.h" \
+    "include/greet.h: include/util/fmt.h" >"$SCRATCH/deps2.want"
+check "--deps FILES keep their order around a failure" \
+    sh -c "sed -n '1p;3p' '$SCRATCH/deps2.out' | cmp -s - '$SCRATCH/deps2.want'"
+check "--deps names the failed file" \
+    sh -c "sed -n 2p '$SCRATCH/deps2.out' | grep -q '^src/nope.c: error: '"
+vsched_run --config "$ini" --deps \
+    --set vsched.coordinator_threads=1 >"$SCRATCH/deps1.out" 2>&1
+check "--deps on a 1-thread coordinator prints the same" \
+    cmp -s "$SCRATCH/deps.want" "$SCRATCH/deps1.out"
 
 vsched_run --config "$SCRATCH/nope.ini" >"$SCRATCH/e.out" 2>&1
 check "missing config exits 2" test $? -eq 2

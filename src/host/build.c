@@ -1,5 +1,5 @@
 /*
- * build -- one batch compile; see build.h.
+ * build -- the scheduler session and the batch compile; see build.h.
  */
 #include <glob.h>
 #include <stdlib.h>
@@ -23,11 +23,17 @@ static void names_push(char ***v, size_t *n, char *s)
     (*v)[(*n)++] = s;
 }
 
-static void names_free(char **v, size_t n)
+void vr_build_inputs_free(char **v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         free(v[i]);
     free(v);
+}
+
+/* qsort comparator of an array of C strings. */
+static int cmp_path(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 /* Glob `pattern` under `root`, appending names relative to root. */
@@ -44,8 +50,7 @@ static int expand_pattern(const char *root, const char *pattern, char ***v,
         return 0;
     }
     /* Sorted for a stable input order. */
-    qsort(g.gl_pathv, g.gl_pathc, sizeof *g.gl_pathv,
-          (int (*)(const void *, const void *))(void *)strcmp);
+    qsort(g.gl_pathv, g.gl_pathc, sizeof *g.gl_pathv, cmp_path);
     size_t rootlen = strlen(root);
     size_t added = 0;
     for (size_t i = 0; i < g.gl_pathc; i++) {
@@ -140,7 +145,7 @@ int vr_build_inputs(const vr_build *b, char ***names, size_t *n, char **err)
         rc = VSCHED_ECONFIG;
     }
     if (rc != VSCHED_OK) {
-        names_free(*names, *n);
+        vr_build_inputs_free(*names, *n);
         *names = NULL;
         *n = 0;
         return rc;
@@ -184,28 +189,49 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Observer: progress output, and -k: stop after N failures. */
-typedef struct build_watch {
-    vr_progress *progress;
-    vsched *s;
-    long keep_going; /* 0 = never stop */
-    long failures;
-} build_watch;
-
-static void on_event(void *user, const vsched_event *ev)
+int vr_session_open(vr_session *ss, const vr_build *b,
+                    vsched_observer_fn observer, void *observer_user)
 {
-    build_watch *w = user;
-    vr_progress_event(w->progress, ev);
-    if (ev->status != 0 && ev->status != VSCHED_ECANCELLED &&
-        ev->status != VSCHED_EDEPFAIL && ev->stage == VSCHED_STAGE_ARTIFACT) {
-        w->failures++;
-        if (w->keep_going > 0 && w->failures == w->keep_going && w->s != NULL)
-            vsched_cancel(w->s, "not built: stopped after earlier failures "
-                                "(see -k)");
+    *ss = (vr_session){NULL, NULL, NULL};
+    unsigned cpu = b->cli->jobs > 0
+                       ? (unsigned)b->cli->jobs
+                       : (unsigned)vr_schema_int(b->cfg, "vsched",
+                                                 "cpu_threads", 0);
+    if (cpu == 0)
+        cpu = online_cpus();
+    unsigned io = (unsigned)vr_schema_int(b->cfg, "vsched", "io_threads", 2);
+    if (vsched_pool_create(&ss->cpu_pool, VSCHED_POOL_CPU, cpu, 0) != 0 ||
+        vsched_pool_create(&ss->io_pool, VSCHED_POOL_IO, io, 0) != 0) {
+        fprintf(b->err, "vsched-run: cannot start worker threads\n");
+        return -1;
     }
+    vsched_options o = {
+        .size = sizeof o,
+        .cpu_pool = ss->cpu_pool,
+        .io_pool = ss->io_pool,
+        .loader = b->loader,
+        .executor = b->executor,
+        .inbox_capacity = (size_t)vr_schema_int(b->cfg, "vsched",
+                                                "inbox_capacity", 1024),
+        .observer = observer,
+        .observer_user = observer_user,
+    };
+    if (vsched_create(&ss->sched, &o) != 0) {
+        fprintf(b->err, "vsched-run: cannot start the scheduler\n");
+        return -1;
+    }
+    return 0;
 }
 
-static void print_stats(FILE *out, vsched *s)
+void vr_session_close(vr_session *ss)
+{
+    vsched_destroy(ss->sched);
+    vsched_pool_destroy(ss->cpu_pool);
+    vsched_pool_destroy(ss->io_pool);
+    *ss = (vr_session){NULL, NULL, NULL};
+}
+
+void vr_session_print_stats(FILE *out, vsched *s)
 {
     vsched_stats st;
     vsched_get_stats(s, &st);
@@ -232,6 +258,130 @@ static void print_stats(FILE *out, vsched *s)
             (unsigned long long)st.stage_failures[2]);
 }
 
+/* Observer: progress output, and -k: stop after N failures. */
+typedef struct build_watch {
+    vr_progress *progress;
+    vsched *s;
+    long keep_going; /* 0 = never stop */
+    long failures;
+} build_watch;
+
+static void on_event(void *user, const vsched_event *ev)
+{
+    build_watch *w = user;
+    vr_progress_event(w->progress, ev);
+    if (ev->status != 0 && ev->status != VSCHED_ECANCELLED &&
+        ev->status != VSCHED_EDEPFAIL && ev->stage == VSCHED_STAGE_ARTIFACT) {
+        w->failures++;
+        if (w->keep_going > 0 && w->failures == w->keep_going && w->s != NULL)
+            vsched_cancel(w->s, "not built: stopped after earlier failures "
+                                "(see -k)");
+    }
+}
+
+/* ---- the compile as one coordinator batch --------------------------------
+ *
+ * The item set is the (input, profile) requests. The batch's shared wait
+ * point (setup) makes ONE atomic submission of all of them and ONE
+ * vsched_wait_batch, on a coordinator worker; item i then takes result i,
+ * and a failed build becomes item i's failure.
+ */
+typedef struct compile_batch {
+    vsched *s;
+    const vsched_request *reqs;
+    vsched_batch *batch;        /* released by the caller */
+    const vsched_result **res;  /* res[i] owned by batch */
+} compile_batch;
+
+static int compile_setup(void *ctx, size_t n, char **msg)
+{
+    compile_batch *cb = ctx;
+    int rc = vsched_submit_batch_atomic(cb->s, cb->reqs, n, &cb->batch);
+    if (rc != VSCHED_OK) {
+        cb->batch = NULL;
+        *msg = vr_strfmt("cannot submit the batch: %s", vsched_strerror(rc));
+        return rc;
+    }
+    vsched_wait_batch(cb->batch, cb->res); /* every res[i] is set */
+    return VSCHED_OK;
+}
+
+static int compile_item(void *ctx, size_t i, void *slot, char **msg)
+{
+    compile_batch *cb = ctx;
+    const vsched_result **row = slot;
+    *row = cb->res[i];
+    (void)msg; /* the result carries its own message */
+    return (*row)->status;
+}
+
+static const vr_coord_policy compile_policy = {
+    .span_name = "compile",
+    .slot_size = sizeof(const vsched_result *),
+    .setup = compile_setup,
+    .item = compile_item,
+    .fail = NULL, /* a failed row keeps its vsched_result (or NULL) */
+};
+
+/* Print per-row output and the summary; returns the exit status. */
+static int report(const vr_build *b, vr_progress *prog,
+                  const vsched_result **rows, size_t n, double seconds)
+{
+    size_t built = 0, failed = 0, cancelled = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i]->status == 0) {
+            built++;
+            if (b->cli->verbosity > 0 && rows[i]->artifact_path != NULL)
+                fprintf(b->out, "%s -> %s\n", rows[i]->name,
+                        rows[i]->artifact_path);
+        } else if (rows[i]->status == VSCHED_ECANCELLED) {
+            cancelled++;
+        } else {
+            failed++;
+            vr_progress_failure(prog, rows[i]);
+        }
+    }
+    if (b->cli->verbosity >= 0 || failed > 0)
+        vr_progress_summary(prog, built, failed, cancelled, seconds);
+    return failed + cancelled > 0 ? VR_EXIT_FAILED : VR_EXIT_OK;
+}
+
+static void warn_link(const vr_build *b)
+{
+    const char *link = vr_config_get(b->cfg, "batch", "link");
+    if (link != NULL && link[0] != '\0')
+        fprintf(b->err,
+                "vsched-run: warning: [batch] link = %s: link jobs are not "
+                "supported yet; the objects are built, not linked\n",
+                link);
+}
+
+/* Build reqs[0..n_req) on the started session; returns the exit status. */
+static int compile(const vr_build *b, vr_session *ss, vr_progress *prog,
+                   const vsched_request *reqs, size_t n_req)
+{
+    compile_batch cb = {ss->sched, reqs, NULL, NULL};
+    cb.res = vr_xcalloc(n_req + 1, sizeof *cb.res);
+    const vsched_result **rows = vr_xcalloc(n_req + 1, sizeof *rows);
+    vr_coord_policy pol = compile_policy;
+    pol.sched = ss->sched;
+    double t0 = now_s();
+    vr_coord_batch(b->coord, &pol, &cb, n_req, rows);
+    double t1 = now_s();
+    vr_progress_clear(prog);
+    int status = VR_EXIT_USAGE;
+    if (cb.batch == NULL)
+        fprintf(b->err, "vsched-run: cannot submit the batch\n");
+    else
+        status = report(b, prog, rows, n_req, t1 - t0);
+    if (b->cli->stats && cb.batch != NULL)
+        vr_session_print_stats(b->out, ss->sched);
+    vsched_batch_release(cb.batch);
+    free(rows);
+    free(cb.res);
+    return status;
+}
+
 int vr_build_run(const vr_build *b)
 {
     char **inputs = NULL, *err = NULL;
@@ -243,108 +393,41 @@ int vr_build_run(const vr_build *b)
     }
     char **profiles = profiles_of(b, &n_profiles);
     size_t n_req = n_inputs * n_profiles;
-    const char *link = vr_config_get(b->cfg, "batch", "link");
-    if (link != NULL && link[0] != '\0')
-        fprintf(b->err,
-                "vsched-run: warning: [batch] link = %s: link jobs are not "
-                "supported yet; the objects are built, not linked\n",
-                link);
-
+    warn_link(b);
+    int status = VR_EXIT_OK;
     if (b->cli->dry_run) {
         for (size_t p = 0; p < n_profiles; p++)
             for (size_t i = 0; i < n_inputs; i++)
                 fprintf(b->out, "artifact %s %s\n", profiles[p], inputs[i]);
-        names_free(inputs, n_inputs);
-        names_free(profiles, n_profiles);
-        return VR_EXIT_OK;
+        goto done;
     }
 
-    unsigned cpu = b->cli->jobs > 0
-                       ? (unsigned)b->cli->jobs
-                       : (unsigned)vr_schema_int(b->cfg, "vsched",
-                                                 "cpu_threads", 0);
-    if (cpu == 0)
-        cpu = online_cpus();
-    unsigned io = (unsigned)vr_schema_int(b->cfg, "vsched", "io_threads", 2);
     long kg = b->cli->keep_going >= 0
                   ? b->cli->keep_going
                   : (long)vr_schema_int(b->cfg, "batch", "keep_going", 1);
-
-    vsched_pool *cpu_pool = NULL, *io_pool = NULL;
-    vsched *s = NULL;
-    int status = VR_EXIT_USAGE;
     int tty = isatty(fileno(b->out));
     vr_progress *prog = vr_progress_new(b->out, b->cli->verbosity, tty, n_req);
     build_watch watch = {prog, NULL, kg, 0};
-    if (vsched_pool_create(&cpu_pool, VSCHED_POOL_CPU, cpu, 0) != 0 ||
-        vsched_pool_create(&io_pool, VSCHED_POOL_IO, io, 0) != 0) {
-        fprintf(b->err, "vsched-run: cannot start worker threads\n");
-        goto out;
-    }
-    vsched_options o = {
-        .size = sizeof o,
-        .cpu_pool = cpu_pool,
-        .io_pool = io_pool,
-        .loader = b->loader,
-        .executor = b->executor,
-        .inbox_capacity = (size_t)vr_schema_int(b->cfg, "vsched",
-                                                "inbox_capacity", 1024),
-        .observer = on_event,
-        .observer_user = &watch,
-    };
-    if (vsched_create(&s, &o) != 0) {
-        fprintf(b->err, "vsched-run: cannot start the scheduler\n");
-        goto out;
-    }
-    watch.s = s;
-
-    double t0 = now_s();
-    vsched_request *reqs = vr_xcalloc(n_req + 1, sizeof *reqs);
-    for (size_t p = 0; p < n_profiles; p++)
-        for (size_t i = 0; i < n_inputs; i++)
-            reqs[p * n_inputs + i] = (vsched_request){
-                inputs[i], VSCHED_STAGE_ARTIFACT, profiles[p], 0, 0};
-    vsched_batch *batch = NULL;
-    if (vsched_submit_batch_atomic(s, reqs, n_req, &batch) != 0) {
-        fprintf(b->err, "vsched-run: cannot submit the batch\n");
+    vr_session ss;
+    status = VR_EXIT_USAGE;
+    if (vr_session_open(&ss, b, on_event, &watch) == 0) {
+        watch.s = ss.sched;
+        vsched_request *reqs = vr_xcalloc(n_req + 1, sizeof *reqs);
+        for (size_t p = 0; p < n_profiles; p++)
+            for (size_t i = 0; i < n_inputs; i++)
+                reqs[p * n_inputs + i] = (vsched_request){
+                    .name = inputs[i],
+                    .stage = VSCHED_STAGE_ARTIFACT,
+                    .profile = profiles[p],
+                };
+        status = compile(b, &ss, prog, reqs, n_req);
         free(reqs);
-        goto out;
     }
-    vsched_account_batch_submission(s);
-    const vsched_result **res = vr_xcalloc(n_req + 1, sizeof *res);
-    vsched_wait_batch(batch, res);
-    double t1 = now_s();
-    vr_progress_clear(prog);
-
-    size_t built = 0, failed = 0, cancelled = 0;
-    for (size_t i = 0; i < n_req; i++) {
-        if (res[i]->status == 0) {
-            built++;
-            if (b->cli->verbosity > 0 && res[i]->artifact_path != NULL)
-                fprintf(b->out, "%s -> %s\n", res[i]->name,
-                        res[i]->artifact_path);
-        } else if (res[i]->status == VSCHED_ECANCELLED) {
-            cancelled++;
-        } else {
-            failed++;
-            vr_progress_failure(prog, res[i]);
-        }
-    }
-    if (b->cli->verbosity >= 0 || failed > 0)
-        vr_progress_summary(prog, built, failed, cancelled, t1 - t0);
-    if (b->cli->stats)
-        print_stats(b->out, s);
-    status = failed + cancelled > 0 ? VR_EXIT_FAILED : VR_EXIT_OK;
-    free(res);
-    vsched_batch_release(batch);
-    free(reqs);
-
-out:
-    vsched_destroy(s);
-    vsched_pool_destroy(cpu_pool);
-    vsched_pool_destroy(io_pool);
+    vr_session_close(&ss);
     vr_progress_free(prog);
-    names_free(inputs, n_inputs);
-    names_free(profiles, n_profiles);
+
+done:
+    vr_build_inputs_free(inputs, n_inputs);
+    vr_build_inputs_free(profiles, n_profiles);
     return status;
 }

@@ -19,7 +19,8 @@ enum {
     OPT_HELP,
     OPT_LIST,
     OPT_DESCRIBE,
-    OPT_CONFIG
+    OPT_CONFIG,
+    OPT_DEPS
 };
 
 static const struct option long_opts[] = {
@@ -32,6 +33,7 @@ static const struct option long_opts[] = {
     {"profile", required_argument, NULL, OPT_PROFILE},
     {"set", required_argument, NULL, OPT_SET},
     {"stats", no_argument, NULL, OPT_STATS},
+    {"deps", no_argument, NULL, OPT_DEPS},
     {"list-plugins", no_argument, NULL, OPT_LIST},
     {"describe-plugin", required_argument, NULL, OPT_DESCRIBE},
     {"version", no_argument, NULL, OPT_VERSION},
@@ -58,6 +60,8 @@ void vr_cli_usage(FILE *out)
           "                         [batch] profiles)\n"
           "  --set SECTION.KEY=VALUE  override a configuration key\n"
           "  --stats                print scheduler counters after the run\n"
+          "  --deps                 print each input's resolved dependencies\n"
+          "                         (one line per input), build nothing\n"
           "  --list-plugins         list the plugins found and exit\n"
           "  --describe-plugin NAME print a plugin's configuration keys\n"
           "  --version              print the version and exit\n"
@@ -129,6 +133,9 @@ int vr_cli_parse(vr_cli *cli, int argc, char **argv, char **err)
             break;
         case OPT_STATS:
             cli->stats = 1;
+            break;
+        case OPT_DEPS:
+            cli->deps = 1;
             break;
         case OPT_LIST:
             cli->list_plugins = 1;

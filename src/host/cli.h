@@ -18,6 +18,7 @@ typedef struct vr_cli {
     size_t n_sets;
     int dry_run;               /* -n */
     int stats;                 /* --stats */
+    int deps;                  /* --deps: print deps instead of building */
     int version, help, list_plugins;
     const char *describe;      /* --describe-plugin NAME */
     char **files;              /* operands: source names (borrowed argv) */

@@ -1,6 +1,7 @@
 /*
  * vsched-run -- read an INI file, load the loader and executor plugins it
- * names, and run a batch build through libvsched.
+ * names, and run a batch build (or --deps) through libvsched, fanned out
+ * on the host's coordinator pool (coord.h).
  */
 #include <ltdl.h>
 #include <stdio.h>
@@ -11,6 +12,8 @@
 #include "build.h"
 #include "cli.h"
 #include "config.h"
+#include "coord.h"
+#include "deps.h"
 #include "plugin_host.h"
 #include "schema.h"
 
@@ -44,6 +47,35 @@ static int load_role(const vr_config *cfg, const char *section,
         return -1;
     }
     return 0;
+}
+
+/* Create the coordinator pool once for the run ([vsched]
+ * coordinator_threads; never handed to the scheduler), then run the batch
+ * the command line asks for: --deps, or the build. */
+static int run_batch(const vr_cli *cli, const vr_config *cfg,
+                     const loaded *l)
+{
+    const vsched_plugin *ld = vr_plugin_descriptor(l->loader_plugin);
+    const vsched_plugin *ex = vr_plugin_descriptor(l->executor_plugin);
+    vr_build b = {
+        .cli = cli,
+        .cfg = cfg,
+        .loader = {ld->loader, l->loader_inst,
+                   (ld->flags & VSCHED_PLUGIN_THREAD_SAFE) != 0},
+        .executor = {ex->executor, l->executor_inst,
+                     (ex->flags & VSCHED_PLUGIN_THREAD_SAFE) != 0},
+        .out = stdout,
+        .err = stderr,
+    };
+    unsigned threads = (unsigned)vr_schema_int(cfg, "vsched",
+                                               "coordinator_threads", 2);
+    if (vr_coord_create(&b.coord, threads) != VSCHED_OK) {
+        fprintf(stderr, "vsched-run: cannot start coordinator threads\n");
+        return VR_EXIT_USAGE;
+    }
+    int status = cli->deps ? vr_deps_run(&b) : vr_build_run(&b);
+    vr_coord_destroy(b.coord);
+    return status;
 }
 
 static int run(const vr_cli *cli)
@@ -89,19 +121,7 @@ static int run(const vr_cli *cli)
                   &l.loader_inst) == 0 &&
         load_role(cfg, "executor", VSCHED_ROLE_EXECUTOR, &l.executor_plugin,
                   &l.executor_inst) == 0) {
-        const vsched_plugin *ld = vr_plugin_descriptor(l.loader_plugin);
-        const vsched_plugin *ex = vr_plugin_descriptor(l.executor_plugin);
-        vr_build b = {
-            .cli = cli,
-            .cfg = cfg,
-            .loader = {ld->loader, l.loader_inst,
-                       (ld->flags & VSCHED_PLUGIN_THREAD_SAFE) != 0},
-            .executor = {ex->executor, l.executor_inst,
-                         (ex->flags & VSCHED_PLUGIN_THREAD_SAFE) != 0},
-            .out = stdout,
-            .err = stderr,
-        };
-        status = vr_build_run(&b);
+        status = run_batch(cli, cfg, &l);
     }
     unload(&l);
     vr_config_free(cfg);
