@@ -17,11 +17,19 @@
  *
  * and only then calls create().
  *
- * Versioning policy: a change that removes, reorders or retypes a field, or
- * changes the meaning of an operation, bumps VSCHED_PLUGIN_ABI_MAJOR. Adding
- * a field at the END of a struct, or a new optional operation, bumps
- * VSCHED_PLUGIN_ABI_MINOR. The host reads a field only when the struct's
- * `size` covers it.
+ * Versioning policy: a change that removes, reorders or retypes a field,
+ * changes the meaning of an operation or of a status code, changes
+ * sizeof(vsched_key) (plugins lay keys out in arrays), or makes an
+ * optional operation required, bumps VSCHED_PLUGIN_ABI_MAJOR. Adding a
+ * field at the END of a struct that carries `size` (or of an out-struct
+ * the host zero-fills), or a new OPTIONAL operation, bumps
+ * VSCHED_PLUGIN_ABI_MINOR; nothing else may change within a major. The
+ * host reads a field only when the struct's `size` covers it, and a plugin
+ * reads a host-added field only when ctx->size / cfg->size covers it, so a
+ * plugin built for an older minor keeps loading. Enforced by
+ * tests/test_abi_layout.c (every 1.0 field keeps its offset and size,
+ * checked against a frozen copy, tests/abi/plugin_v1_0.h) and by a plugin
+ * compiled from that frozen copy alone. See vsched-plugin(7).
  *
  * Ownership, in one rule: a buffer a plugin hands to the host through an
  * out-parameter is allocated with ctx->alloc and owned by the host from then
@@ -32,7 +40,9 @@
  * Threading: an operation may be called from any host thread. A plugin
  * whose instance is safe to call concurrently sets
  * VSCHED_PLUGIN_THREAD_SAFE; otherwise the host serialises every call into
- * that instance. create/destroy are always called from one thread.
+ * that instance (per role; snapshot_free counts as an executor call).
+ * create/destroy are always called from one thread. vsched_config.get
+ * only reads and may be called from any thread until destroy().
  */
 #ifndef VSCHED_PLUGIN_H
 #define VSCHED_PLUGIN_H
