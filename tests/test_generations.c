@@ -421,6 +421,39 @@ static void witness_commits_only_into_the_same_live_object_and_generation(void)
     stop(s);
 }
 
+static const char *as_cxx(const char *name)
+{
+    return strcmp(name, "b.c") == 0 ? "cxx" : NULL;
+}
+
+static void rehome_makes_a_successor_object_and_refuses_old_witnesses(void)
+{
+    vsched *s = start(files, 1);
+    const vsched_result *r;
+    vsched_handle *h;
+    CU_ASSERT_EQUAL(request(s, "b.c", VSCHED_STAGE_SOURCE, &r, &h), 0);
+    uint64_t inc0 = r->incarnation;
+    vsched_handle_release(h);
+    vsched_witness w, w2;
+    CU_ASSERT_EQUAL(vsched_get_witnessed_source(s, "b.c", &w, NULL), 0);
+    classify_hook = as_cxx; /* the loader now sees another language */
+    CU_ASSERT_EQUAL(request(s, "b.c", VSCHED_STAGE_SOURCE, &r, &h), 0);
+    CU_ASSERT(r->incarnation > inc0);
+    CU_ASSERT_EQUAL(r->generation, 0);
+    CU_ASSERT_EQUAL(r->content_hash, fnv("int b;\n")); /* same content */
+    vsched_handle_release(h);
+    CU_ASSERT_EQUAL(vsched_get_witnessed_source(s, "b.c", &w2, NULL), 0);
+    CU_ASSERT_EQUAL(w2.generation, w.generation);
+    CU_ASSERT_EQUAL(vsched_commit_artifact(s, &w, "release", "o", 1),
+                    VSCHED_ESTALE);
+    CU_ASSERT_EQUAL(vsched_commit_artifact(s, &w2, "release", "n", 1), 0);
+    /* A second request with the same classification keeps the object. */
+    CU_ASSERT_EQUAL(request(s, "b.c", VSCHED_STAGE_SOURCE, &r, &h), 0);
+    CU_ASSERT_EQUAL(r->incarnation, w2.incarnation);
+    vsched_handle_release(h);
+    stop(s);
+}
+
 /* ---- liveness ------------------------------------------------------------ */
 
 static vsched *join_sched;
@@ -592,6 +625,8 @@ static const vr_cu_test tests[] = {
      source_root_answers_as_of_its_epoch_and_reclaims_by_lease},
     {"witness_commits_only_into_the_same_live_object_and_generation",
      witness_commits_only_into_the_same_live_object_and_generation},
+    {"rehome_makes_a_successor_object_and_refuses_old_witnesses",
+     rehome_makes_a_successor_object_and_refuses_old_witnesses},
     {"join_callback_runs_unlocked_and_may_reenter",
      join_callback_runs_unlocked_and_may_reenter},
     {"inbox_flood_never_exceeds_capacity_or_drops",

@@ -56,7 +56,9 @@ static int mem_exists(void *inst, const vsched_ctx *ctx, const char *name)
 static int mem_classify(void *inst, const vsched_ctx *ctx, const char *name,
                         char *kind, size_t cap)
 {
-    snprintf(kind, cap, "%s", strstr(name, ".h") ? "header" : "c");
+    const char *k = classify_hook != NULL ? classify_hook(name) : NULL;
+    snprintf(kind, cap, "%s",
+             k != NULL ? k : strstr(name, ".h") ? "header" : "c");
     return VSCHED_OK;
 }
 
@@ -82,6 +84,7 @@ size_t n_events;
 atomic_int artifact_delay_us; /* makes some artifacts slow */
 const char *fail_artifact;    /* this file's Artifact fails */
 void (*stage_hook)(char stage, const char *name, const vsched_ctx *ctx);
+const char *(*classify_hook)(const char *name);
 
 void record(char stage, const char *name)
 {
@@ -250,6 +253,7 @@ vsched *start_with(const mem_file *files, unsigned cpu_threads,
     n_events = 0;
     fail_artifact = NULL;
     stage_hook = NULL;
+    classify_hook = NULL;
     atomic_store(&artifact_delay_us, 0);
     CU_ASSERT_FATAL(vsched_pool_create(&cpu, VSCHED_POOL_CPU, cpu_threads,
                                        0) == 0);

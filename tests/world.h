@@ -40,6 +40,9 @@ extern atomic_int artifact_delay_us; /* delay of "slow*" files' Artifact */
 extern const char *fail_artifact;    /* this file's Artifact fails */
 extern vsched_pool *cpu, *io;        /* pools of the running scheduler */
 
+/* When set, the loader's classification of a name (else by extension). */
+extern const char *(*classify_hook)(const char *name);
+
 /* Called before each stage's work ('S', 'A', 'R'), on the worker. */
 extern void (*stage_hook)(char stage, const char *name,
                           const vsched_ctx *ctx);

@@ -128,6 +128,15 @@ void vsched__admit(vsched *s, vsched_handle *h, vsched__pass *p)
         vsched__handle_refuse(h, VSCHED_ENOMEM, "out of memory", p);
         return;
     }
+    if (f->kind[0] != '\0' && h->kind[0] != '\0' &&
+        strcmp(f->kind, h->kind) != 0) {
+        /* Re-classified ("language re-home"): a new node object. */
+        f = vsched__rehome(s, f, h->kind, p);
+        if (f == NULL) {
+            vsched__handle_refuse(h, VSCHED_ENOMEM, "out of memory", p);
+            return;
+        }
+    }
     if (h->req.flags & VSCHED_REQ_CONTENT) {
         int rc = upsert(s, f, h, p);
         if (rc != VSCHED_OK) {

@@ -80,6 +80,7 @@ struct vsched_handle {
     vsched *s;
     vsched_request req;       /* name/profile/content owned */
     char *canonical;          /* resolved name (owned) */
+    char kind[32];            /* the loader's classification, or "" */
     int admit_status;         /* failure found before admission */
     vsched_batch *batch;      /* owning batch, or NULL */
 
@@ -216,6 +217,11 @@ VSCHED__HIDDEN void vsched__admit_batch(vsched *s, vsched_batch *b,
  * the counter cannot advance (nothing changes then). */
 VSCHED__HIDDEN int vsched__advance_generation(vsched *s, vsched__file *f,
                                               vsched__pass *p);
+/* Replace f by a successor object (new incarnation, generation 0) because
+ * the loader now classifies it as `kind`; returns the successor. */
+VSCHED__HIDDEN vsched__file *vsched__rehome(vsched *s, vsched__file *f,
+                                            const char *kind,
+                                            vsched__pass *p);
 /* Graveyard: a completion of an earlier epoch came back. */
 VSCHED__HIDDEN void vsched__grave_task_returned(vsched *s);
 

@@ -226,17 +226,30 @@ static void handle_resolve(vsched *s, vsched_handle *h)
     int rc = lb->ops->realpath(lb->inst, &ctx, h->req.name, &canon);
     if (!lb->thread_safe)
         pthread_mutex_unlock(&s->serial_loader);
-    vsched__diags_free(probe.diags, probe.n_diags);
     if (rc == VSCHED_OK && canon != NULL) {
         h->canonical = canon;
+        /* The classification decides a re-home at admission. */
+        if (!lb->thread_safe)
+            pthread_mutex_lock(&s->serial_loader);
+        if (lb->ops->classify(lb->inst, &ctx, canon, h->kind,
+                              sizeof h->kind) != VSCHED_OK)
+            h->kind[0] = '\0';
+        if (!lb->thread_safe)
+            pthread_mutex_unlock(&s->serial_loader);
+        h->kind[sizeof h->kind - 1] = '\0';
+        vsched__diags_free(probe.diags, probe.n_diags);
         return;
     }
     free(canon);
     h->canonical = strdup(h->req.name);
     h->admit_status = rc < 0 ? rc : VSCHED_EINVAL;
-    if (asprintf(&h->r_message, "%s: %s", h->req.name,
-                 vsched_strerror(h->admit_status)) < 0)
+    /* The loader's own words, when it gave any, say more than the code. */
+    const char *why = probe.n_diags > 0 && probe.diags[0].message != NULL
+                          ? probe.diags[0].message
+                          : vsched_strerror(h->admit_status);
+    if (asprintf(&h->r_message, "%s: %s", h->req.name, why) < 0)
         h->r_message = NULL;
+    vsched__diags_free(probe.diags, probe.n_diags);
 }
 
 static int request_valid(const vsched_request *r)

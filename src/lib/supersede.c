@@ -16,7 +16,9 @@
  *
  * Writers of file->generation, enumerated: vsched__advance_generation (the
  * only increment) and vsched__test_set_generation (tests). Writers of
- * file->retired: retire_file, only.
+ * file->retired: retire_file and vsched__rehome, only. A re-home (the
+ * loader classifies the file differently) replaces the node object with a
+ * successor of a new incarnation at generation 0.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -215,6 +217,40 @@ static void retire_file(vsched *s, vsched__file *f, sweep *w, vsched__pass *p)
     sweep_file(s, f, VSCHED_ESHUTDOWN, w, p);
     vsched__files_remove(&s->files, f);
     files_push(&s->retired_files, &s->n_retired, &s->cap_retired, f);
+}
+
+vsched__file *vsched__rehome(vsched *s, vsched__file *f, const char *kind,
+                             vsched__pass *p)
+{
+    sweep w = {0};
+    char *name = strdup(f->name);
+    if (name == NULL)
+        return NULL;
+    /* The old object's waiters are superseded (followers re-admitted on
+     * the successor), its work retired; the successor keeps the upserted
+     * content, so a queued update still reaches it. */
+    vsched__root_begin(s->root);
+    f->retired = 1;
+    sweep_file(s, f, VSCHED_ESUPERSEDED, &w, p);
+    vsched__files_remove(&s->files, f);
+    files_push(&s->retired_files, &s->n_retired, &s->cap_retired, f);
+    int created;
+    vsched__file *nf = vsched__files_ensure(&s->files, name, &created);
+    if (nf == NULL)
+        abort(); /* the table just lost an entry: cannot be full */
+    nf->content = f->content;
+    nf->content_len = f->content_len;
+    nf->has_content = f->has_content;
+    f->content = NULL;
+    f->has_content = 0;
+    snprintf(nf->kind, sizeof nf->kind, "%s", kind);
+    vsched__root_put(s->root, name, VSCHED_SOURCE_PENDING, nf->incarnation,
+                     nf->generation, 0);
+    vsched__root_end(s->root);
+    regate_on(s, name, &w, p);
+    sweep_finish(s, &w, p);
+    free(name);
+    return nf;
 }
 
 /* ---- public ---------------------------------------------------------------- */
