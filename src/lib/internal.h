@@ -269,4 +269,14 @@ VSCHED__HIDDEN int vsched__pool_run_one(vsched_pool *p);
 VSCHED__HIDDEN int vsched__test_set_generation(vsched *s, const char *name,
                                                uint64_t generation);
 
+/* 1 when the source directory holds a PRESENT version of name with
+ * exactly this identity and hash (nothing reclaimed in between). */
+VSCHED__HIDDEN int vsched__test_published(vsched *s, const char *name,
+                                          uint64_t incarnation,
+                                          uint64_t generation,
+                                          uint64_t content_hash);
+/* Pairs of PRESENT versions published for one (name, incarnation,
+ * generation): a generation's Source is integrated at most once. */
+VSCHED__HIDDEN size_t vsched__test_conflicts(vsched *s);
+
 #endif

@@ -234,3 +234,37 @@ size_t vsched_reclaim_source_versions(vsched *s)
     pthread_mutex_unlock(&d->lock);
     return freed;
 }
+
+int vsched__test_published(vsched *s, const char *name, uint64_t incarnation,
+                           uint64_t generation, uint64_t content_hash)
+{
+    vsched__root_dir *d = s->root;
+    int found = 0;
+    pthread_mutex_lock(&d->lock);
+    const vsched__history *h = find(d, name);
+    for (size_t i = 0; h != NULL && i < h->n && !found; i++)
+        found = h->v[i].state == VSCHED_SOURCE_PRESENT &&
+                h->v[i].incarnation == incarnation &&
+                h->v[i].generation == generation &&
+                h->v[i].content_hash == content_hash;
+    pthread_mutex_unlock(&d->lock);
+    return found;
+}
+
+size_t vsched__test_conflicts(vsched *s)
+{
+    vsched__root_dir *d = s->root;
+    size_t conflicts = 0;
+    pthread_mutex_lock(&d->lock);
+    for (size_t i = 0; i < d->cap; i++) {
+        const vsched__history *h = d->slots[i];
+        for (size_t a = 0; h != NULL && a < h->n; a++)
+            for (size_t b = a + 1; b < h->n; b++)
+                conflicts += h->v[a].state == VSCHED_SOURCE_PRESENT &&
+                             h->v[b].state == VSCHED_SOURCE_PRESENT &&
+                             h->v[a].incarnation == h->v[b].incarnation &&
+                             h->v[a].generation == h->v[b].generation;
+    }
+    pthread_mutex_unlock(&d->lock);
+    return conflicts;
+}
