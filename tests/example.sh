@@ -47,6 +47,8 @@ vsched_run --config "$ini" --set executor.cflags=-O0 -j 1 --stats \
     >"$SCRATCH/set.out" 2>&1
 check "--set and -j are accepted" test $? -eq 0
 check "--stats prints counters" grep -q "submit_count=1 " "$SCRATCH/set.out"
+check "--stats prints occupancy with capacity" \
+    grep -q "^stats: occupancy files=6 graph_nodes=[0-9]* edges=0/[0-9]* waiters=0/" "$SCRATCH/set.out"
 check "the build is one atomic submission and one coordinator batch" \
     grep -q "submit_count=1 batch_submissions=1 " "$SCRATCH/set.out"
 

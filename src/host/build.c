@@ -235,27 +235,26 @@ void vr_session_print_stats(FILE *out, vsched *s)
 {
     vsched_stats st;
     vsched_get_stats(s, &st);
+#define U(x) ((unsigned long long)(x))
     fprintf(out,
             "stats: submit_count=%llu batch_submissions=%llu "
             "dedup_joins=%llu stale_completion_refusals=%llu "
-            "inbox_depth_max=%llu ready_depth_max=%llu files=%llu "
-            "graph_nodes=%llu edges=%llu waiters=%llu\n"
+            "inbox_depth_max=%llu ready_depth_max=%llu\n"
+            "stats: occupancy files=%llu graph_nodes=%llu "
+            "edges=%llu/%llu waiters=%llu/%llu blockers=%llu/%llu "
+            "source_versions=%llu live_roots=%llu retired_pending=%llu\n"
             "stats: runs source=%llu analysis=%llu artifact=%llu "
             "failures source=%llu analysis=%llu artifact=%llu\n",
-            (unsigned long long)st.submit_count,
-            (unsigned long long)st.batch_submissions,
-            (unsigned long long)st.dedup_joins,
-            (unsigned long long)st.stale_completion_refusals,
-            (unsigned long long)st.inbox_depth_max,
-            (unsigned long long)st.ready_depth_max,
-            (unsigned long long)st.files, (unsigned long long)st.graph_nodes,
-            (unsigned long long)st.edges, (unsigned long long)st.waiters,
-            (unsigned long long)st.stage_runs[0],
-            (unsigned long long)st.stage_runs[1],
-            (unsigned long long)st.stage_runs[2],
-            (unsigned long long)st.stage_failures[0],
-            (unsigned long long)st.stage_failures[1],
-            (unsigned long long)st.stage_failures[2]);
+            U(st.submit_count), U(st.batch_submissions), U(st.dedup_joins),
+            U(st.stale_completion_refusals), U(st.inbox_depth_max),
+            U(st.ready_depth_max), U(st.files), U(st.graph_nodes),
+            U(st.edges), U(st.edges_capacity), U(st.waiters),
+            U(st.waiters_capacity), U(st.blockers), U(st.blockers_capacity),
+            U(st.source_versions), U(st.live_roots), U(st.retired_pending),
+            U(st.stage_runs[0]), U(st.stage_runs[1]), U(st.stage_runs[2]),
+            U(st.stage_failures[0]), U(st.stage_failures[1]),
+            U(st.stage_failures[2]));
+#undef U
 }
 
 /* Observer: progress output, and -k: stop after N failures. */
