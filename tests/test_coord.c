@@ -832,7 +832,11 @@ static void chain_report(int fd, const char *what, int rc,
                          const request_batch *rb, const who *items)
 {
     unsigned on_cpu = 0, on_io = 0;
-    for (int i = 0; i < CHAIN; i++) {
+    /* Load `started` first: the items' slot writes happen before their
+     * increments, so once all have started every slot is safe to read
+     * (items still starting are not looked at). */
+    unsigned started = atomic_load(&rb->started);
+    for (int i = 0; started >= CHAIN && i < CHAIN; i++) {
         on_cpu += items[i].pool_kind == VSCHED_POOL_CPU;
         on_io += items[i].pool_kind == VSCHED_POOL_IO;
     }
@@ -840,7 +844,7 @@ static void chain_report(int fd, const char *what, int rc,
     snprintf(line, sizeof line,
              "%s rc=%d items_started=%u on_cpu_pool=%u on_io_pool=%u "
              "load=%zu source=%zu analysis=%zu stage_in_items=%zu\n",
-             what, rc, atomic_load(&rb->started), on_cpu, on_io,
+             what, rc, started, on_cpu, on_io,
              count_runs('L'), count_runs('S'), count_runs('A'),
              stage_runs_in_items());
     say(fd, line);

@@ -40,6 +40,8 @@ static int mem_load(void *inst, const vsched_ctx *ctx, const char *name,
                     char **bytes, size_t *len)
 {
     const mem_file *f = world_find(name);
+    if (stage_hook != NULL)
+        stage_hook('L', name, ctx);
     record('L', name);
     if (f == NULL)
         return VSCHED_ENOENT;

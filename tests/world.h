@@ -43,7 +43,7 @@ extern vsched_pool *cpu, *io;        /* pools of the running scheduler */
 /* When set, the loader's classification of a name (else by extension). */
 extern const char *(*classify_hook)(const char *name);
 
-/* Called before each stage's work ('S', 'A', 'R'), on the worker. */
+/* Called before each stage's work ('L', 'S', 'A', 'R'), on the worker. */
 extern void (*stage_hook)(char stage, const char *name,
                           const vsched_ctx *ctx);
 
