@@ -125,6 +125,9 @@ typedef struct vsched_options {
     size_t inbox_capacity;     /* 0 = 1024 */
     vsched_observer_fn observer; /* optional */
     void *observer_user;
+    /* Job graph: bound of the ready queue of jobs (vsched_submit_dag);
+     * 0 = 64. */
+    size_t ready_capacity;
 } vsched_options;
 
 /* Create a scheduler and start its driver thread. */
@@ -341,6 +344,200 @@ VSCHED_API void vsched_get_stats(vsched *s, vsched_stats *out);
 /* Count one host batch submission (the coordinator calls it once per
  * non-empty batch); lock-free. */
 VSCHED_API void vsched_account_batch_submission(vsched *s);
+
+/* ------------------------------------------------------------------------
+ * The job graph. One graph per scheduler: the file stages above are nodes
+ * in it, and vsched_submit_dag adds generic jobs (run by the executor's
+ * `job` operation) that may depend on them and on each other.
+ *
+ * A node id is opaque, non-zero and monotonic within a process run; it is
+ * never reused (not even after vsched_reset), so an id from before a reset
+ * simply no longer resolves (VSCHED_ENOENT).
+ */
+
+/* When an edge from -> to is satisfied. */
+typedef enum vsched_gate {
+    /* `from` finished DONE. If it fails or is cancelled, `to` is cancelled
+     * (VSCHED_ECANCELLED, a message naming the failure), and so on
+     * transitively. */
+    VSCHED_GATE_AFTER_SUCCESS = 0,
+    /* `from` reached any terminal state. */
+    VSCHED_GATE_AFTER_ANY = 1,
+    /* `from` was admitted to the ready queue (its own gates fired); `to`
+     * may then run beside it. If `from` ends without ever being admitted,
+     * `to` is cancelled. */
+    VSCHED_GATE_AFTER_ADMISSION = 2
+} vsched_gate;
+
+/* Short lower-case name of a gate ("after_success"). */
+VSCHED_API const char *vsched_gate_name(vsched_gate gate);
+
+/* The outcome of a submission attempt. */
+typedef enum vsched_admission {
+    VSCHED_ADMITTED = 0,       /* inserted; ids are valid */
+    VSCHED_DEDUPE_JOINED = 1,  /* the dedupe hook found a live flight; nothing
+                                  was inserted; see `joiner` */
+    VSCHED_BACKPRESSURED = 2   /* the ready queue is full; nothing changed */
+} vsched_admission;
+
+/* A node reference in a submission: the i-th node of this submission, the
+ * id of a node already in the graph, or none (parent only). */
+#define VSCHED_REF_NONE INT64_MIN
+#define VSCHED_REF_LOCAL(i) ((int64_t)(i))
+#define VSCHED_REF_ID(id) (-(int64_t)(id))
+
+/* Per-call CPU concurrency semaphore: a handle attached to many nodes. A
+ * permit is taken when such a node is dispatched and given back when it
+ * ends (done, failed or cancelled), so at most `capacity` of them run at
+ * once. Bound to the scheduler it was created for; reference counted
+ * (nodes keep their own reference). */
+typedef struct vsched_sem vsched_sem;
+/* capacity >= 1, else VSCHED_EINVAL. */
+VSCHED_API int vsched_sem_create(vsched *s, unsigned capacity,
+                                 vsched_sem **out);
+VSCHED_API void vsched_sem_release(vsched_sem *sem);
+/* Permits held right now (takes the scheduler lock). */
+VSCHED_API unsigned vsched_sem_in_use(vsched_sem *sem);
+
+/* Cancellation token: a one-shot latch shared by the nodes it is attached
+ * to. Bound to the scheduler it was created for, valid while that lives;
+ * reference counted (nodes keep their own reference). */
+typedef struct vsched_token vsched_token;
+VSCHED_API int vsched_token_create(vsched *s, vsched_token **out);
+VSCHED_API void vsched_token_release(vsched_token *tok);
+/* Cancel every node carrying the token that is not yet complete, and
+ * every node depending on one of them, transitively (whatever the gate):
+ * queued nodes end VSCHED_ECANCELLED with `reason` (copied; NULL gives
+ * "cancelled"), running ones are asked to stop (ctx->is_cancelled) and end
+ * when their operation returns. Nodes submitted later with this token are
+ * cancelled on insertion. Idempotent. Takes the scheduler lock. */
+VSCHED_API void vsched_token_cancel(vsched_token *tok, const char *reason);
+VSCHED_API int vsched_token_is_cancelled(const vsched_token *tok);
+
+typedef enum vsched_spec_kind {
+    VSCHED_SPEC_JOB = 0,      /* a job run by the executor's `job` op */
+    VSCHED_SPEC_ARTIFACT = 1  /* the Artifact(name, profile) file stage:
+                                 found or admitted, never a new kind of
+                                 work; its id is the stage node's id */
+} vsched_spec_kind;
+
+typedef struct vsched_node_spec {
+    vsched_spec_kind what;
+    const char *kind;     /* JOB: job kind for the executor ("link") */
+    const char *name;     /* JOB: job name; ARTIFACT: source name */
+    const char *profile;  /* JOB: handed to the op (may be NULL);
+                             ARTIFACT: required */
+    /* JOB: inputs handed to the op before the outputs of its
+     * after-success upstream nodes (copied). */
+    const char *const *inputs;
+    size_t n_inputs;
+    int priority;         /* higher runs first; inherited by upstream */
+    /* JOB: structural parent (a JOB), or VSCHED_REF_NONE. A local parent
+     * must be named before its children. */
+    int64_t parent;
+    /* JOB: named resources taken all-or-nothing when the node starts
+     * (copied; an unconfigured name has capacity 1). */
+    const char *const *resources;
+    size_t n_resources;
+    vsched_sem *sem;      /* JOB: optional CPU concurrency semaphore */
+    vsched_token *token;  /* JOB: optional cancellation token */
+    /* JOB: optional in-graph dedupe key: a live job with the same key (in
+     * the graph or earlier in this submission) is reused -- its id comes
+     * back and this spec's edges into it are dropped. */
+    const char *dedupe_key;
+} vsched_node_spec;
+
+typedef struct vsched_edge_spec {
+    int64_t from;         /* a local reference or an existing id */
+    int64_t to;           /* a local JOB reference */
+    vsched_gate gate;
+} vsched_edge_spec;
+
+/* Caller-side pre-admission dedupe (singleflight over the caller's own
+ * in-flight table). probe() returns 1 and sets *joiner when an equivalent
+ * flight is live -- the submission then inserts nothing -- or 0 to
+ * proceed. Called on the submitting thread, no scheduler lock held. */
+typedef struct vsched_dedupe_hook {
+    int (*probe)(void *user, const char *key, void **joiner);
+    void *user;
+} vsched_dedupe_hook;
+
+typedef struct vsched_dag {
+    const vsched_node_spec *nodes;
+    size_t n_nodes;
+    const vsched_edge_spec *edges;
+    size_t n_edges;
+    const char *key;                 /* identity probed through hook */
+    const vsched_dedupe_hook *hook;  /* NULL: the no-op hook */
+    /* When the ready queue of jobs has no room: 1 waits for room, 0 answers
+     * VSCHED_BACKPRESSURED. (Called from the driver thread -- an observer
+     * or join callback -- or a pool worker, it never waits.) */
+    int block;
+} vsched_dag;
+
+/* Insert a sub-DAG atomically: under one hold of the scheduler lock, so
+ * no observer ever sees part of it. On VSCHED_ADMITTED ids[i] (caller
+ * array of n_nodes) is the id of nodes[i]. Everything is validated before
+ * anything changes: an unknown existing id (VSCHED_ENOENT), a bad local
+ * reference, parent or gate (VSCHED_EINVAL), a cycle among the new nodes
+ * (VSCHED_ECYCLE), or an ARTIFACT name the loader rejects insert nothing.
+ * Room: the jobs admitted and not yet started (the ready queue) may not
+ * exceed ready_capacity after the insertion -- unless the queue is empty,
+ * so a sub-DAG larger than the bound still gets in. Returns 0 with
+ * *admission set, or a negative status. */
+VSCHED_API int vsched_submit_dag(vsched *s, const vsched_dag *dag,
+                                 uint64_t *ids, vsched_admission *admission,
+                                 void **joiner);
+
+/* Capacity of the named resource (created when absent). Lowering it below
+ * what is held makes later acquisitions wait. */
+VSCHED_API int vsched_set_resource_capacity(vsched *s, const char *name,
+                                            unsigned capacity);
+/* Jobs admitted and not yet started. */
+VSCHED_API size_t vsched_ready_queue_depth(vsched *s);
+
+typedef enum vsched_node_state {
+    VSCHED_NODE_PENDING = 0,  /* gates not yet fired */
+    VSCHED_NODE_READY = 1,    /* queued: waits for a worker, resource or
+                                 permit */
+    VSCHED_NODE_RUNNING = 2,
+    VSCHED_NODE_DONE = 3,
+    VSCHED_NODE_FAILED = 4,
+    VSCHED_NODE_CANCELLED = 5
+} vsched_node_state;
+
+/* Short lower-case name of a node state ("running"). */
+VSCHED_API const char *vsched_node_state_name(vsched_node_state st);
+
+/* A node's state. Strings are owned by the info: vsched_node_info_clear. */
+typedef struct vsched_node_info {
+    uint64_t id;
+    vsched_node_state state;
+    int status;               /* 0 or negative vsched_status */
+    int priority;             /* effective (inherited) priority */
+    uint64_t started_ns, finished_ns; /* monotonic; 0 until then */
+    char *name;               /* job name or source name */
+    char *message;            /* reason when status != 0, else NULL */
+    char *failed_dep;         /* the upstream failure that cancelled it */
+    char *output;             /* produced path, or NULL */
+    vsched_diag *diags;       /* the executor's diagnostics of its run */
+    size_t n_diags;
+} vsched_node_info;
+
+VSCHED_API int vsched_node_get(vsched *s, uint64_t id,
+                               vsched_node_info *out);
+/* Block until the node is terminal, then fill *out. VSCHED_ENOENT when the
+ * id does not resolve (or stops resolving: a reset). Not from an observer,
+ * a join callback or a pool worker. */
+VSCHED_API int vsched_node_wait(vsched *s, uint64_t id,
+                                vsched_node_info *out);
+VSCHED_API void vsched_node_info_clear(vsched_node_info *info);
+
+/* JSON projection of the whole graph (nodes with state, outcome, times,
+ * priority, parent, resources, edges with gates) into *buf (malloc'ed,
+ * caller frees), *len bytes without the NUL. Built under the scheduler
+ * lock into memory; no I/O under the lock. */
+VSCHED_API int vsched_graph_json(vsched *s, char **buf, size_t *len);
 
 #ifdef __cplusplus
 }

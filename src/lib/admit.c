@@ -169,3 +169,10 @@ void vsched__admit_batch(vsched *s, vsched_batch *b, vsched__pass *p)
     for (size_t i = 0; i < b->n; i++)
         vsched__admit(s, b->handles[i], p);
 }
+
+vsched__node *vsched__ensure_artifact(vsched *s, vsched__file *f,
+                                      const char *profile, int prio,
+                                      vsched__pass *p)
+{
+    return ensure_artifact(s, f, profile, prio, p);
+}

@@ -103,6 +103,10 @@ void vsched__complete(vsched *s, vsched__task *t, vsched__pass *p)
     }
     vsched__node *n = t->node;
     s->inflight--;
+    if (n->kind == VSCHED__K_JOB) {
+        vsched__job_complete(s, t, p); /* no file identity to check */
+        return;
+    }
     if (!completion_is_current(s, t)) {
         atomic_fetch_add(&s->stale_refusals, 1);
         vsched__task_free(t);

@@ -92,8 +92,15 @@ int vsched__submit_item(vsched *s, vsched__item it)
 
 /* ---- dispatch ------------------------------------------------------------- */
 
+int vsched__on_driver(const vsched *s)
+{
+    return driver_of == s;
+}
+
 static vsched__task *task_for(vsched *s, vsched__node *n)
 {
+    if (n->kind == VSCHED__K_JOB)
+        return vsched__job_task(s, n);
     vsched__task *t = calloc(1, sizeof *t);
     if (t == NULL)
         return NULL;
@@ -181,6 +188,10 @@ void vsched__dispatch(vsched *s)
             deferred[ndef++] = n;
             continue;
         }
+        /* A job takes its permit and resources all at once, or is parked
+         * holding nothing (dag.h). */
+        if (n->job != NULL && !vsched__job_can_start(s, n))
+            continue;
         vsched__task *t = start_node(s, n);
         if (t == NULL) {
             deferred[ndef++] = n; /* exhaustion: try again next pass */
@@ -196,6 +207,8 @@ void vsched__dispatch(vsched *s)
                 io_full = 1;
             else
                 cpu_full = 1;
+        } else if (n->job != NULL) {
+            vsched__job_started(s, n); /* accepted: take what it needs */
         }
     }
     for (size_t i = 0; i < ndef; i++)
@@ -204,7 +217,8 @@ void vsched__dispatch(vsched *s)
 
 /* ---- cooperative pump ------------------------------------------------------ */
 
-/* Pop the best ready CPU node (lock held); I/O nodes stay queued. */
+/* Pop the best ready CPU node (lock held); I/O nodes stay queued, and a
+ * job that cannot take its resources is parked. */
 static vsched__node *pop_cpu_ready(vsched *s)
 {
     vsched__node *skipped[16];
@@ -214,6 +228,8 @@ static vsched__node *pop_cpu_ready(vsched *s)
         vsched__node *n = vsched__graph_pop_ready(&s->graph);
         if (n == NULL)
             break;
+        if (n->job != NULL && !vsched__job_can_start(s, n))
+            continue;
         if (!needs_io(n)) {
             found = n;
             break;
@@ -244,6 +260,8 @@ void vsched__pump_until(vsched *s, vsched_handle *h)
         vsched__node *n = pop_cpu_ready(s);
         if (n != NULL && (t = start_node(s, n)) == NULL)
             vsched__graph_push_ready(&s->graph, n);
+        else if (t != NULL && n->job != NULL)
+            vsched__job_started(s, n);
         pthread_mutex_unlock(&s->lock);
         if (t != NULL) {
             /* Run it here; deliver like a pool task (we are not the

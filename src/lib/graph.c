@@ -1,6 +1,7 @@
 /*
  * graph -- nodes, edges and the ready heap; see graph.h.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -39,8 +40,13 @@ void vsched__graph_init(vsched__graph *g)
     *g = (vsched__graph){.next_id = 1};
 }
 
+/* Process-wide, so an id is never reused by a reset's fresh graph. */
+static atomic_uint_fast64_t next_node_id = 1;
+
 static void node_free(vsched__node *n)
 {
+    vsched__job_free(n->job);
+    vsched__nodevec_free(&n->admit_waiters);
     vsched__nodevec_free(&n->upstream);
     vsched__nodevec_free(&n->downstream);
     for (size_t i = 0; i < n->n_diags; i++) {
@@ -74,7 +80,8 @@ vsched__node *vsched__node_new(vsched__graph *g, vsched__node_kind kind,
         free(n);
         return NULL;
     }
-    n->id = g->next_id++;
+    n->id = (uint64_t)atomic_fetch_add(&next_node_id, 1);
+    g->next_id = n->id + 1;
     n->kind = kind;
     n->state = VSCHED__PENDING;
     n->priority = priority;
@@ -146,6 +153,50 @@ static void sift_down(vsched__graph *g, size_t i)
     heap_set(g, i, n);
 }
 
+vsched__node *vsched__graph_find(const vsched__graph *g, uint64_t id)
+{
+    size_t lo = 0, hi = g->all.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        uint64_t m = g->all.v[mid]->id;
+        if (m == id)
+            return g->all.v[mid];
+        if (m < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+static int vec_remove(vsched__nodevec *v, const vsched__node *n)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (v->v[i] == n) {
+            v->v[i] = v->v[--v->n];
+            return 1;
+        }
+    return 0;
+}
+
+/* n was admitted to the ready queue: its AFTER_ADMISSION edges fire. Each
+ * is spent and removed from the graph, so n's later end owes d nothing. */
+static void release_admission_waiters(vsched__graph *g, vsched__node *n)
+{
+    vsched__nodevec w = n->admit_waiters;
+    n->admit_waiters = (vsched__nodevec){0};
+    for (size_t i = 0; i < w.n; i++) {
+        vsched__node *d = w.v[i];
+        if (vsched__node_terminal(d) || !vec_remove(&n->downstream, d))
+            continue;
+        vec_remove(&d->upstream, n);
+        g->edges--;
+        d->deps_remaining--;
+        vsched__graph_make_ready_if_free(g, d);
+    }
+    vsched__nodevec_free(&w);
+}
+
 int vsched__graph_push_ready(vsched__graph *g, vsched__node *n)
 {
     if (g->heap_n == g->heap_cap) {
@@ -161,6 +212,10 @@ int vsched__graph_push_ready(vsched__graph *g, vsched__node *n)
     sift_up(g, g->heap_n - 1);
     if (g->heap_n > g->heap_max)
         g->heap_max = g->heap_n;
+    if (!n->admitted) {
+        n->admitted = 1;
+        release_admission_waiters(g, n);
+    }
     return VSCHED_OK;
 }
 

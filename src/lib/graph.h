@@ -2,7 +2,7 @@
  * graph -- the job graph: the scheduler's core data structure.
  *
  * A node is one unit of schedulable work: a file stage (Source, Analysis,
- * Artifact of one profile) or, later, a generic job. Edges run from an
+ * Artifact of one profile) or a generic job (dag.h). Edges run from an
  * upstream node to the nodes that wait for it; a node becomes READY when
  * its last upstream finishes, and the ready set is a binary heap ordered by
  * effective priority (higher first), then by id (older first).
@@ -30,6 +30,7 @@
 
 struct vsched__file;
 struct vsched_handle;
+struct vsched__job;
 
 typedef enum vsched__node_state {
     VSCHED__PENDING,
@@ -91,10 +92,18 @@ typedef struct vsched__node {
 
     /* Cancellation flag read by the running task (atomic int). */
     int cancel;
+
+    /* Generic job: gates, resources, parent (dag.h); NULL for stages. */
+    struct vsched__job *job;
+    /* Set when first pushed ready (its gates fired): an AFTER_ADMISSION
+     * edge is then satisfied. admit_waiters are the nodes such edges gate;
+     * push_ready releases them (one fewer upstream each) and forgets them. */
+    int admitted;
+    vsched__nodevec admit_waiters;
 } vsched__node;
 
 typedef struct vsched__graph {
-    uint64_t next_id;
+    uint64_t next_id;            /* one past the newest node's id */
     vsched__nodevec all;         /* every node, for teardown and reports */
     vsched__node **heap;         /* ready heap */
     size_t heap_n, heap_cap;
@@ -110,7 +119,9 @@ void vsched__graph_init(vsched__graph *g);
 /* Free every node (teardown only). */
 void vsched__graph_fini(vsched__graph *g);
 
-/* Create a PENDING node with no edges; NULL on exhaustion. */
+/* Create a PENDING node with no edges; NULL on exhaustion. Ids come from
+ * one process-wide counter: monotonic, never reused (not even by a reset,
+ * which starts a fresh graph), so ids increase along g->all. */
 vsched__node *vsched__node_new(vsched__graph *g, vsched__node_kind kind,
                                int priority);
 
@@ -121,6 +132,9 @@ int vsched__graph_add_edge(vsched__graph *g, vsched__node *up,
 
 /* PENDING node with no remaining upstream -> READY (pushed on the heap). */
 int vsched__graph_make_ready_if_free(vsched__graph *g, vsched__node *n);
+
+/* The node with this id, or NULL (binary search over g->all). */
+vsched__node *vsched__graph_find(const vsched__graph *g, uint64_t id);
 
 /* Pop the best READY node, or NULL. */
 vsched__node *vsched__graph_pop_ready(vsched__graph *g);
@@ -145,5 +159,8 @@ static inline int vsched__node_terminal(const vsched__node *n)
 }
 
 uint64_t vsched__now_ns(void);
+
+/* Free a job's payload (dag: gate.c); called when its node is freed. */
+void vsched__job_free(struct vsched__job *j);
 
 #endif

@@ -12,7 +12,11 @@
  *
  * Lock ranks (take in increasing order, never the reverse):
  *   1. vsched.lock        the scheduler lock: graph, files, handles' targets,
- *                         the artifact store, the graveyard
+ *                         the artifact store, the graveyard, and the job
+ *                         graph's state (dag.h: resources, grants, permits
+ *                         of every vsched_sem of this scheduler, tokens'
+ *                         reasons); vsched.dag.changed is a condition
+ *                         variable on it, not a lock of its own
  *   2. root.lock          the MVCC source directory (root.c); taken inside 1
  *                         by publishers, alone by capture/lookup
  *   3. vsched.serial_*    serialise calls into a non-thread-safe plugin
@@ -33,6 +37,7 @@
 
 #include <vsched/vsched.h>
 
+#include "dag.h"
 #include "files.h"
 #include "graph.h"
 #include "inbox.h"
@@ -74,6 +79,9 @@ typedef struct vsched__task {
     vsched_diag *diags;       /* owned, strings too */
     size_t n_diags;
     uint64_t started_ns, finished_ns;
+
+    /* K_JOB: the job op's input, strings and array owned (gate.c). */
+    vsched_job_in *job;
 } vsched__task;
 
 struct vsched_handle {
@@ -141,6 +149,10 @@ struct vsched {
     size_t n_retired, cap_retired;
 
     vsched__root_dir *root;   /* MVCC source directory (own lock, rank 2) */
+
+    /* The job graph's resources, ledger, parked jobs (dag.h); guarded by
+     * `lock` like the graph. */
+    vsched__dag dag;
 
     vsched__inbox inbox;
     pthread_t driver;
@@ -211,6 +223,12 @@ VSCHED__HIDDEN void vsched__admit(vsched *s, vsched_handle *h,
                                   vsched__pass *p);
 VSCHED__HIDDEN void vsched__admit_batch(vsched *s, vsched_batch *b,
                                         vsched__pass *p);
+/* Find or admit Artifact(f, profile) at priority prio (dag.c). */
+VSCHED__HIDDEN vsched__node *vsched__ensure_artifact(vsched *s,
+                                                     vsched__file *f,
+                                                     const char *profile,
+                                                     int prio,
+                                                     vsched__pass *p);
 
 /* ---- supersede.c: generations and retirement (lock held) ---------------- */
 /* Advance f's generation and sweep its older work. VSCHED_EEXHAUSTED when
@@ -238,6 +256,8 @@ VSCHED__HIDDEN void vsched__driver_teardown(vsched *s);
 VSCHED__HIDDEN int vsched__submit_item(vsched *s, vsched__item it);
 /* Dispatch ready work (lock held). */
 VSCHED__HIDDEN void vsched__dispatch(vsched *s);
+/* 1 when the calling thread is s's driver. */
+VSCHED__HIDDEN int vsched__on_driver(const vsched *s);
 /* A CPU worker waiting on h: run ready CPU work inline until h is done. */
 VSCHED__HIDDEN void vsched__pump_until(vsched *s, vsched_handle *h);
 

@@ -191,6 +191,8 @@ void vsched__fail_node(vsched *s, vsched__node *n, int status, char *message,
                             ? VSCHED__CANCELLED
                             : VSCHED__FAILED,
                         status, message, failed_dep, vsched__now_ns());
+    if (n->job != NULL)
+        vsched__job_ended(s, n); /* permit, grants, ledger */
     vsched__event_push(s, n);
     vsched__release_downstream(s, n, p);
 }
@@ -206,7 +208,9 @@ void vsched__release_downstream(vsched *s, vsched__node *n, vsched__pass *p)
         vsched__node *d = n->downstream.v[i];
         if (vsched__node_terminal(d))
             continue;
-        if (n->state == VSCHED__DONE) {
+        if (d->job != NULL) {
+            vsched__job_upstream_ended(s, n, d, p); /* the edge's gate */
+        } else if (n->state == VSCHED__DONE) {
             d->deps_remaining--;
             vsched__graph_make_ready_if_free(&s->graph, d);
         } else {

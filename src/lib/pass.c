@@ -77,6 +77,9 @@ void vsched__pass_run(vsched *s, vsched__pass *p)
     for (size_t i = 0; i < p->n_fin; i++)
         vsched__handle_signal(p->fin[i]);
     p->n_fin = 0;
+    /* Node waiters and blocked DAG submitters re-check (the state they
+     * wait for changed under the lock, before this). */
+    pthread_cond_broadcast(&s->dag.changed);
     /* Join callbacks last: they may submit, which may process inline. */
     size_t n = p->n_joins;
     vsched_handle **joins = p->joins;

@@ -44,6 +44,7 @@ int vsched_create(vsched **out, const vsched_options *opts)
     vsched__graph_init(&s->graph);
     vsched__graph_init(&s->grave_graph);
     vsched__files_init(&s->files);
+    vsched__dag_init(s);
     s->root = vsched__root_dir_new();
     if (s->root == NULL) {
         vsched_destroy(s);
@@ -110,6 +111,7 @@ void vsched_destroy(vsched *s)
         vsched__graph_fini(graphs[g]);
     }
     vsched__files_fini(&s->files);
+    vsched__dag_fini(s);
     for (size_t i = 0; i < s->n_retired; i++)
         vsched__file_free(s->retired_files[i]);
     for (size_t i = 0; i < s->n_grave_files; i++)

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +201,42 @@ static void run_artifact(vsched__task *t, const vsched_ctx *ctx)
     free(out.bytes);
 }
 
+/* A generic graph job through the executor's optional `job` op; its
+ * output is published like an artifact's. */
+static void run_job(vsched__task *t, const vsched_ctx *ctx)
+{
+    vsched *s = t->s;
+    const vsched_executor_binding *eb = &s->opts.executor;
+    if (eb->ops->size < offsetof(vsched_executor_ops, job) +
+                            sizeof eb->ops->job ||
+        eb->ops->job == NULL) {
+        t->status = VSCHED_EUNSUPPORTED;
+        if (asprintf(&t->message, "job %s: the executor has no job "
+                                  "operation", t->name) < 0)
+            t->message = NULL;
+        return;
+    }
+    vsched_artifact_out out = {0};
+    lock_if(&s->serial_executor, eb->thread_safe);
+    int rc = eb->ops->job(eb->inst, ctx, t->job, &out);
+    unlock_if(&s->serial_executor, eb->thread_safe);
+    if (rc == VSCHED_OK) {
+        t->out_hash = out.artifact_hash;
+        rc = publish(t, &out);
+    } else {
+        if (out.tmp_path != NULL)
+            unlink(out.tmp_path); /* no partial output survives */
+        if (asprintf(&t->message, "%s %s: %s", t->job->kind, t->name,
+                     vsched_strerror(rc < 0 ? rc : VSCHED_EERR)) < 0)
+            t->message = NULL;
+    }
+    if (rc != VSCHED_OK)
+        t->status = rc < 0 ? rc : VSCHED_EERR;
+    free(out.path);
+    free(out.tmp_path);
+    free(out.bytes);
+}
+
 void vsched__task_execute(vsched__task *t)
 {
     vsched_ctx ctx;
@@ -222,7 +259,7 @@ void vsched__task_execute(vsched__task *t)
             run_artifact(t, &ctx);
             break;
         case VSCHED__K_JOB:
-            t->status = VSCHED_EUNSUPPORTED;
+            run_job(t, &ctx);
             break;
         }
     }
@@ -278,5 +315,6 @@ void vsched__task_free(vsched__task *t)
     free(t->message);
     free(t->name);
     free(t->profile);
+    vsched__job_in_free(t->job);
     free(t);
 }

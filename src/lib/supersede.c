@@ -25,13 +25,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dag.h"
 #include "internal.h"
 
 /* Handles to re-admit and nodes to re-gate once the sweep is done. */
 typedef struct sweep {
     vsched_handle **readmit;
     size_t n_readmit, cap_readmit;
-    vsched__nodevec regate;
+    vsched__nodevec regate;   /* other files' work (and jobs) to re-gate */
+    vsched__nodevec from;     /* regate[i] waited on from[i] (old node) */
 } sweep;
 
 static void readmit_push(sweep *w, vsched_handle *h)
@@ -79,7 +81,8 @@ static void end_node(vsched *s, vsched__node *n, int status, sweep *w,
         vsched__node *d = n->downstream.v[i];
         if (!vsched__node_terminal(d) && d->file != n->file) {
             detach(s, n, i);
-            if (vsched__nodevec_push(&w->regate, d) != VSCHED_OK)
+            if (vsched__nodevec_push(&w->regate, d) != VSCHED_OK ||
+                vsched__nodevec_push(&w->from, n) != VSCHED_OK)
                 abort();
         }
     }
@@ -133,25 +136,51 @@ static void sweep_finish(vsched *s, sweep *w, vsched__pass *p)
         vsched__admit(s, w->readmit[i], p);
     free(w->readmit);
     vsched__nodevec_free(&w->regate);
+    vsched__nodevec_free(&w->from);
 }
 
-/* Re-gate each swept dependent d (which waited on Analysis of `name`) on
- * the current node object of `name`. */
+/* A job's record of the edge old -> d: take its gate and drop the entry
+ * (the edge itself was detached). */
+static vsched_gate take_job_gate(vsched__node *d, const vsched__node *old)
+{
+    vsched__job *j = d->job;
+    for (size_t i = 0; i < j->n_deps; i++)
+        if (j->deps[i].up == old) {
+            vsched_gate g = j->deps[i].gate;
+            j->deps[i] = j->deps[--j->n_deps];
+            return g;
+        }
+    return VSCHED_GATE_AFTER_SUCCESS;
+}
+
+/* Re-gate each swept dependent d on the current node object of `name`, at
+ * the same stage it waited on: Analysis for another file's Analysis,
+ * Artifact(profile) for a job on that artifact -- with the job's gate. */
 static void regate_on(vsched *s, const char *name, sweep *w, vsched__pass *p)
 {
     for (size_t i = 0; i < w->regate.n; i++) {
         vsched__node *d = w->regate.v[i];
+        vsched__node *old = w->from.v[i];
         if (vsched__node_terminal(d))
             continue;
         int created;
         vsched__file *f = vsched__files_ensure(&s->files, name, &created);
         if (f == NULL)
             abort();
-        vsched__node *a = vsched__ensure_analysis(s, f, d->priority, p);
-        vsched__link(s, a, d, p);
+        vsched__node *up =
+            old->kind == VSCHED__K_ARTIFACT
+                ? vsched__ensure_artifact(s, f, old->profile, d->priority, p)
+            : old->kind == VSCHED__K_SOURCE
+                ? vsched__ensure_source(s, f, d->priority)
+                : vsched__ensure_analysis(s, f, d->priority, p);
+        if (d->kind == VSCHED__K_JOB)
+            vsched__job_link(s, up, d, take_job_gate(d, old), p);
+        else
+            vsched__link(s, up, d, p);
         vsched__graph_make_ready_if_free(&s->graph, d);
     }
     w->regate.n = 0;
+    w->from.n = 0;
 }
 
 int vsched__advance_generation(vsched *s, vsched__file *f, vsched__pass *p)
@@ -341,6 +370,7 @@ void vsched_reset(vsched *s)
     vsched__root_end(s->root);
     /* Nothing survives a reset to be re-gated or re-admitted. */
     w.regate.n = 0;
+    w.from.n = 0;
     for (size_t i = 0; i < w.n_readmit; i++)
         vsched__handle_refuse(w.readmit[i], VSCHED_ESHUTDOWN,
                               "scheduler reset", &p);

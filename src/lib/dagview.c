@@ -1,0 +1,234 @@
+/*
+ * dagview -- what callers see of the graph: one node's state (and waiting
+ * for its end) and the JSON projection of the whole graph.
+ *
+ * Both read under the scheduler lock and copy out; the JSON text is built
+ * in memory under the lock and written by the caller afterwards, so no
+ * I/O ever happens while the lock is held.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+const char *vsched_gate_name(vsched_gate gate)
+{
+    switch (gate) {
+    case VSCHED_GATE_AFTER_SUCCESS:
+        return "after_success";
+    case VSCHED_GATE_AFTER_ANY:
+        return "after_any";
+    case VSCHED_GATE_AFTER_ADMISSION:
+        return "after_admission";
+    }
+    return "?";
+}
+
+const char *vsched_node_state_name(vsched_node_state st)
+{
+    static const char *const names[] = {"pending", "ready",  "running",
+                                        "done",    "failed", "cancelled"};
+    return (unsigned)st < 6 ? names[st] : "?";
+}
+
+static vsched_node_state public_state(const vsched__node *n)
+{
+    switch (n->state) {
+    case VSCHED__PENDING:
+        /* Popped for dispatch, or parked on a resource: its gates fired. */
+        return n->admitted || (n->job != NULL && n->job->parked)
+                   ? VSCHED_NODE_READY
+                   : VSCHED_NODE_PENDING;
+    case VSCHED__READY:
+        return VSCHED_NODE_READY;
+    case VSCHED__RUNNING:
+        return VSCHED_NODE_RUNNING;
+    case VSCHED__DONE:
+        return VSCHED_NODE_DONE;
+    case VSCHED__FAILED:
+        return VSCHED_NODE_FAILED;
+    default:
+        return VSCHED_NODE_CANCELLED;
+    }
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s != NULL ? strdup(s) : NULL;
+}
+
+static const char *output_path(const vsched__node *n)
+{
+    if (n->job != NULL)
+        return n->job->output;
+    if (n->kind != VSCHED__K_ARTIFACT || n->file == NULL ||
+        n->state != VSCHED__DONE)
+        return NULL;
+    for (size_t i = 0; i < n->file->n_artifacts; i++)
+        if (strcmp(n->file->artifacts[i].profile, n->profile) == 0)
+            return n->file->artifacts[i].path;
+    return NULL;
+}
+
+static void fill(vsched_node_info *out, const vsched__node *n)
+{
+    *out = (vsched_node_info){
+        .id = n->id,
+        .state = public_state(n),
+        .status = n->status,
+        .priority = n->priority,
+        .started_ns = n->started_ns,
+        .finished_ns = n->finished_ns,
+        .name = dup_or_null(vsched__node_name(n)),
+        .message = dup_or_null(n->message),
+        .failed_dep = dup_or_null(n->failed_dep),
+        .output = dup_or_null(output_path(n)),
+    };
+    out->diags = vsched__diags_copy(n->diags, n->n_diags);
+    out->n_diags = out->diags != NULL ? n->n_diags : 0;
+}
+
+int vsched_node_get(vsched *s, uint64_t id, vsched_node_info *out)
+{
+    if (s == NULL || out == NULL)
+        return VSCHED_EINVAL;
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&s->lock);
+    vsched__node *n = vsched__graph_find(&s->graph, id);
+    if (n != NULL)
+        fill(out, n);
+    pthread_mutex_unlock(&s->lock);
+    return n != NULL ? VSCHED_OK : VSCHED_ENOENT;
+}
+
+int vsched_node_wait(vsched *s, uint64_t id, vsched_node_info *out)
+{
+    if (s == NULL || out == NULL)
+        return VSCHED_EINVAL;
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&s->lock);
+    vsched__node *n;
+    /* Look the id up each round: a reset retires the node object. */
+    while ((n = vsched__graph_find(&s->graph, id)) != NULL &&
+           !vsched__node_terminal(n))
+        pthread_cond_wait(&s->dag.changed, &s->lock);
+    if (n != NULL)
+        fill(out, n);
+    pthread_mutex_unlock(&s->lock);
+    return n != NULL ? VSCHED_OK : VSCHED_ENOENT;
+}
+
+void vsched_node_info_clear(vsched_node_info *info)
+{
+    if (info == NULL)
+        return;
+    free(info->name);
+    free(info->message);
+    free(info->failed_dep);
+    free(info->output);
+    vsched__diags_free(info->diags, info->n_diags);
+    memset(info, 0, sizeof *info);
+}
+
+/* ---- JSON ----------------------------------------------------------------- */
+
+static void json_str(FILE *f, const char *s)
+{
+    if (s == NULL) {
+        fputs("null", f);
+        return;
+    }
+    fputc('"', f);
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            fprintf(f, "\\%c", *c);
+        else if (*c < 0x20)
+            fprintf(f, "\\u%04x", *c);
+        else
+            fputc(*c, f);
+    }
+    fputc('"', f);
+}
+
+static const char *kind_name(const vsched__node *n)
+{
+    static const char *const names[] = {"source", "analysis", "artifact",
+                                        "job"};
+    return names[n->kind];
+}
+
+static void json_job(FILE *f, const vsched__node *n)
+{
+    const vsched__job *j = n->job;
+    fputs(",\"job_kind\":", f);
+    json_str(f, j->kind);
+    fputs(",\"profile\":", f);
+    json_str(f, j->profile);
+    fprintf(f, ",\"parent\":%llu,\"resources\":[",
+            (unsigned long long)(j->parent != NULL ? j->parent->id : 0));
+    for (size_t i = 0; i < j->n_needs; i++) {
+        fputs(i ? "," : "", f);
+        json_str(f, j->needs[i]->name);
+    }
+    fputs("],\"deps\":[", f);
+    for (size_t i = 0; i < j->n_deps; i++)
+        fprintf(f, "%s{\"id\":%llu,\"gate\":\"%s\"}", i ? "," : "",
+                (unsigned long long)j->deps[i].up->id,
+                vsched_gate_name(j->deps[i].gate));
+    fputc(']', f);
+}
+
+static void json_node(FILE *f, const vsched__node *n)
+{
+    fprintf(f, "{\"id\":%llu,\"kind\":\"%s\",\"name\":",
+            (unsigned long long)n->id, kind_name(n));
+    json_str(f, vsched__node_name(n));
+    fprintf(f, ",\"state\":\"%s\",\"priority\":%d,\"status\":%d",
+            vsched_node_state_name(public_state(n)), n->priority, n->status);
+    fputs(",\"error\":", f);
+    json_str(f, n->message);
+    fputs(",\"failed_dep\":", f);
+    json_str(f, n->failed_dep);
+    fprintf(f, ",\"started_ns\":%llu,\"finished_ns\":%llu",
+            (unsigned long long)n->started_ns,
+            (unsigned long long)n->finished_ns);
+    if (n->job != NULL) {
+        json_job(f, n);
+    } else {
+        fputs(",\"profile\":", f);
+        json_str(f, n->profile);
+        fputs(",\"upstream\":[", f);
+        for (size_t i = 0; i < n->upstream.n; i++)
+            fprintf(f, "%s%llu", i ? "," : "",
+                    (unsigned long long)n->upstream.v[i]->id);
+        fputc(']', f);
+    }
+    fputs(",\"output\":", f);
+    json_str(f, output_path(n));
+    fputc('}', f);
+}
+
+int vsched_graph_json(vsched *s, char **buf, size_t *len)
+{
+    if (s == NULL || buf == NULL || len == NULL)
+        return VSCHED_EINVAL;
+    FILE *f = open_memstream(buf, len);
+    if (f == NULL)
+        return VSCHED_ENOMEM;
+    pthread_mutex_lock(&s->lock);
+    fputs("{\"nodes\":[", f);
+    for (size_t i = 0; i < s->graph.all.n; i++) {
+        fputs(i ? ",\n" : "\n", f);
+        json_node(f, s->graph.all.v[i]);
+    }
+    fputs("\n]}\n", f);
+    pthread_mutex_unlock(&s->lock);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        free(*buf);
+        *buf = NULL;
+        return VSCHED_ENOMEM;
+    }
+    return VSCHED_OK;
+}
