@@ -24,6 +24,10 @@ check "no object for the failed file" \
     test ! -e "$SCRATCH/build/hello/release/src/zz_broken.o"
 check "no temporary outputs left" \
     test -z "$(find "$SCRATCH/build" -name '*.tmp.*')"
+check "the failed compile cancels the link, naming the failed file" \
+    grep -q "link hello \[release\] not run: dependency 'src/zz_broken.c' failed" \
+    "$SCRATCH/out"
+check "no program is linked" test ! -e "$SCRATCH/build/hello/release/hello"
 
 # A missing compiler is a build failure with a clear message, not a crash.
 rm -rf "$SCRATCH/build"

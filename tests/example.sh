@@ -28,10 +28,14 @@ check "rebuilding exits 0" test $? -eq 0
 check "rebuild reports every source" \
     grep -q "vsched-run: $nsrc built, 0 failed" "$SCRATCH/run2.out"
 
-# The objects are real: link them and run the program.
-cc -o "$SCRATCH/hello" "$out"/release/src/*.o
-check "objects link into a program" test -x "$SCRATCH/hello"
-check "the program runs" "$SCRATCH/hello"
+# [batch] link = hello: one graph job, after every object, links them.
+check "the link job is reported" \
+    grep -q "vsched-run: linked $out/release/hello" "$SCRATCH/run1.out"
+check "the link produced the program" test -x "$out/release/hello"
+"$out/release/hello" >"$SCRATCH/hello.out" 2>&1
+check "the program runs" test $? -eq 0
+check "the program prints its greeting" \
+    grep -q "^hello, vsched" "$SCRATCH/hello.out"
 
 vsched_run --config "$ini" --profile debug -q >"$SCRATCH/q.out" 2>&1
 check "--profile debug builds into out_dir/debug" \
@@ -41,19 +45,23 @@ check "-q prints nothing on success" test ! -s "$SCRATCH/q.out"
 vsched_run --config "$ini" -n >"$SCRATCH/n.out" 2>&1
 check "-n prints the plan" grep -q "^artifact release src/" "$SCRATCH/n.out"
 check "-n plans one line per source" \
-    test "$(wc -l <"$SCRATCH/n.out")" -eq "$nsrc"
+    test "$(grep -c '^artifact ' "$SCRATCH/n.out")" -eq "$nsrc"
+check "-n plans the link last" \
+    sh -c "tail -n 1 '$SCRATCH/n.out' | grep -qx 'link release hello'"
 
 vsched_run --config "$ini" --set executor.cflags=-O0 -j 1 --stats \
     >"$SCRATCH/set.out" 2>&1
 check "--set and -j are accepted" test $? -eq 0
-check "--stats prints counters" grep -q "submit_count=1 " "$SCRATCH/set.out"
+check "--stats prints counters" grep -q "submit_count=2 " "$SCRATCH/set.out"
 check "--stats prints occupancy with capacity" \
     grep -q "^stats: occupancy files=6 graph_nodes=[0-9]* edges=0/[0-9]* waiters=0/" "$SCRATCH/set.out"
-check "the build is one atomic submission and one coordinator batch" \
-    grep -q "submit_count=1 batch_submissions=1 " "$SCRATCH/set.out"
+check "the build is one atomic batch, one link DAG, one coordinator batch" \
+    grep -q "submit_count=2 batch_submissions=1 " "$SCRATCH/set.out"
 
 vsched_run --config "$ini" src/main.c >"$SCRATCH/one.out" 2>&1
 check "FILES narrow the build" grep -q "vsched-run: 1 built" "$SCRATCH/one.out"
+check "FILES build objects only, no link" \
+    sh -c "! grep -q 'linked' '$SCRATCH/one.out'"
 
 # --deps: one line per input, in input order, each file's resolved deps;
 # one batch through the coordinator, built nothing.

@@ -44,7 +44,7 @@ const vsched_key vr_schema_vsched[] = {
     VR_INT("inbox_capacity", "1024", 1, 1048576, 0,
            "capacity of the scheduler's inbox queue"),
     VR_INT("ready_capacity", "64", 1, 1048576, 0,
-           "capacity of each stage's ready queue"),
+           "bound of the job graph's ready queue (jobs not yet started)"),
 };
 const size_t vr_schema_vsched_n =
     sizeof vr_schema_vsched / sizeof vr_schema_vsched[0];
@@ -55,7 +55,7 @@ const vsched_key vr_schema_batch[] = {
     VR_KEY("profiles", VSCHED_KEY_LIST, "release", 0,
            "profiles to build; each may have a [profile.NAME] section"),
     VR_KEY("link", VSCHED_KEY_STRING, NULL, 0,
-           "name of the linked program (optional final graph job)"),
+           "name of the program linked after every object (a graph job)"),
     VR_INT("keep_going", "1", 0, 1000000, 0,
            "stop after N failures, 0 = never stop"),
 };
