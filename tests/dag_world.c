@@ -13,8 +13,10 @@
 
 #include "cu.h"
 #include "dag_world.h"
+#include "memfs.h"
 
-static const dw_file *world;
+/* The sources (realpath knows only names in the table). */
+static memfs world = {NULL, MEMFS_REALPATH_EXISTING, NULL, NULL};
 static const char *fail_artifact;
 static char scratch[256];
 static vsched_pool *cpu, *io;
@@ -46,59 +48,6 @@ static gate *gate_of(const char *name)
     snprintf(g->name, sizeof g->name, "%s", name);
     return g;
 }
-
-/* ---- loader ------------------------------------------------------------- */
-
-static const dw_file *find(const char *name)
-{
-    for (const dw_file *f = world; f != NULL && f->name != NULL; f++)
-        if (strcmp(f->name, name) == 0)
-            return f;
-    return NULL;
-}
-
-static char *cdup(const vsched_ctx *ctx, const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = ctx->alloc(ctx, n);
-    memcpy(d, s, n);
-    return d;
-}
-
-static int l_load(void *inst, const vsched_ctx *ctx, const char *name,
-                  char **bytes, size_t *len)
-{
-    const dw_file *f = find(name);
-    if (f == NULL)
-        return VSCHED_ENOENT;
-    *bytes = cdup(ctx, f->content);
-    *len = strlen(f->content);
-    return VSCHED_OK;
-}
-
-static int l_exists(void *inst, const vsched_ctx *ctx, const char *name)
-{
-    return find(name) != NULL;
-}
-
-static int l_classify(void *inst, const vsched_ctx *ctx, const char *name,
-                      char *kind, size_t cap)
-{
-    snprintf(kind, cap, "c");
-    return VSCHED_OK;
-}
-
-static int l_realpath(void *inst, const vsched_ctx *ctx, const char *name,
-                      char **canonical)
-{
-    if (find(name) == NULL)
-        return VSCHED_ENOENT;
-    *canonical = cdup(ctx, name);
-    return VSCHED_OK;
-}
-
-static const vsched_loader_ops loader = {sizeof(vsched_loader_ops), l_load,
-                                         l_exists, l_classify, l_realpath};
 
 /* ---- executor ----------------------------------------------------------- */
 
@@ -134,7 +83,7 @@ static char *out_path(const vsched_ctx *ctx, const char *what,
     for (char *c = buf + strlen(scratch) + 1; *c; c++)
         if (*c == '/')
             *c = '_';
-    return cdup(ctx, buf);
+    return memfs_strdup(ctx, buf);
 }
 
 static int hold(const vsched_ctx *ctx, gate *g, vsched_artifact_out *out);
@@ -157,7 +106,7 @@ static int e_artifact(void *inst, const vsched_ctx *ctx,
             return rc;
     }
     out->path = out_path(ctx, in->name, in->profile);
-    out->bytes = cdup(ctx, "obj");
+    out->bytes = memfs_strdup(ctx, "obj");
     out->len = 3;
     return VSCHED_OK;
 }
@@ -225,7 +174,7 @@ static int e_job(void *inst, const vsched_ctx *ctx, const vsched_job_in *in,
     }
     if (in->profile != NULL && strcmp(in->profile, "out") == 0) {
         out->path = out_path(ctx, in->name, "out");
-        out->bytes = cdup(ctx, "out");
+        out->bytes = memfs_strdup(ctx, "out");
         out->len = 3;
     }
     return VSCHED_OK;
@@ -240,7 +189,7 @@ static const vsched_executor_ops executor = {
 vsched *dw_start(const dw_file *files, unsigned cpu_threads,
                  size_t ready_capacity)
 {
-    world = files;
+    world.files = files;
     fail_artifact = NULL;
     pthread_mutex_lock(&lock);
     n_gates = n_started = 0;
@@ -248,27 +197,18 @@ vsched *dw_start(const dw_file *files, unsigned cpu_threads,
     pthread_mutex_unlock(&lock);
     snprintf(scratch, sizeof scratch, "/tmp/vsched_dag.XXXXXX");
     CU_ASSERT_FATAL(mkdtemp(scratch) != NULL);
-    CU_ASSERT_FATAL(vsched_pool_create(&cpu, VSCHED_POOL_CPU, cpu_threads,
-                                       0) == 0);
-    CU_ASSERT_FATAL(vsched_pool_create(&io, VSCHED_POOL_IO, 1, 0) == 0);
     vsched_options o = {
         .size = sizeof o,
-        .cpu_pool = cpu,
-        .io_pool = io,
-        .loader = {&loader, NULL, 1},
+        .loader = MEMFS_BINDING(&world),
         .executor = {&executor, NULL, 1},
         .ready_capacity = ready_capacity,
     };
-    vsched *s = NULL;
-    CU_ASSERT_FATAL(vsched_create(&s, &o) == 0);
-    return s;
+    return memfs_start(&cpu, &io, cpu_threads, &o);
 }
 
 void dw_stop(vsched *s)
 {
-    vsched_destroy(s);
-    vsched_pool_destroy(cpu);
-    vsched_pool_destroy(io);
+    memfs_stop(s, cpu, io);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
     if (system(cmd) != 0)

@@ -22,10 +22,10 @@
 
 #include <vsched/vsched.h>
 
-typedef struct dw_file {
-    const char *name;
-    const char *content;
-} dw_file;
+#include "memfs.h"
+
+/* A source: {NULL, NULL} ends a table. */
+typedef memfs_file dw_file;
 
 /* Start a scheduler over `files` with `cpu_threads` CPU workers and the
  * given ready capacity (0 = default). */

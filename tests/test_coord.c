@@ -22,6 +22,7 @@
 
 #include "../src/host/coord.h"
 #include "cu.h"
+#include "memfs.h"
 
 static void sleep_ms(long ms)
 {
@@ -45,12 +46,7 @@ static who whoami(void)
 
 /* ---- the in-memory world and the recording executor --------------------- */
 
-typedef struct mem_file {
-    const char *name;
-    const char *content;
-} mem_file;
-
-static const mem_file *world;
+typedef memfs_file mem_file;
 
 typedef struct stage_run {
     char stage; /* 'L' load, 'S' source, 'A' analysis, 'R' artifact */
@@ -80,63 +76,13 @@ static size_t count_runs(char stage)
     return c;
 }
 
-static const mem_file *world_find(const char *name)
+static void record_load(const char *name, const vsched_ctx *ctx)
 {
-    for (const mem_file *f = world; f != NULL && f->name != NULL; f++)
-        if (strcmp(f->name, name) == 0)
-            return f;
-    return NULL;
-}
-
-static char *ctx_strdup(const vsched_ctx *ctx, const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = ctx->alloc(ctx, n);
-    memcpy(d, s, n);
-    return d;
-}
-
-static int mem_load(void *inst, const vsched_ctx *ctx, const char *name,
-                    char **bytes, size_t *len)
-{
-    (void)inst;
+    (void)name, (void)ctx;
     record('L');
-    const mem_file *f = world_find(name);
-    if (f == NULL)
-        return VSCHED_ENOENT;
-    *bytes = ctx_strdup(ctx, f->content);
-    *len = strlen(f->content);
-    return VSCHED_OK;
 }
 
-static int mem_exists(void *inst, const vsched_ctx *ctx, const char *name)
-{
-    (void)inst;
-    (void)ctx;
-    return world_find(name) != NULL;
-}
-
-static int mem_classify(void *inst, const vsched_ctx *ctx, const char *name,
-                        char *kind, size_t cap)
-{
-    (void)inst;
-    (void)ctx;
-    (void)name;
-    snprintf(kind, cap, "c");
-    return VSCHED_OK;
-}
-
-static int mem_realpath(void *inst, const vsched_ctx *ctx, const char *name,
-                        char **canonical)
-{
-    (void)inst;
-    *canonical = ctx_strdup(ctx, name);
-    return VSCHED_OK;
-}
-
-static const vsched_loader_ops mem_loader = {
-    sizeof(vsched_loader_ops), mem_load, mem_exists, mem_classify,
-    mem_realpath};
+static memfs world = {NULL, 0, record_load, NULL};
 
 typedef struct snap {
     char **blockers;
@@ -174,8 +120,8 @@ static int rec_deps(void *inst, const vsched_ctx *ctx, const char *name,
     out->deps = ctx->alloc(ctx, (sn->n + 1) * sizeof(char *));
     out->blockers = ctx->alloc(ctx, (sn->n + 1) * sizeof(char *));
     for (size_t i = 0; i < sn->n; i++) {
-        out->deps[i] = ctx_strdup(ctx, sn->blockers[i]);
-        out->blockers[i] = ctx_strdup(ctx, sn->blockers[i]);
+        out->deps[i] = memfs_strdup(ctx, sn->blockers[i]);
+        out->blockers[i] = memfs_strdup(ctx, sn->blockers[i]);
     }
     return VSCHED_OK;
 }
@@ -240,18 +186,12 @@ typedef struct fixture {
 static int fixture_start_io(fixture *fx, const mem_file *files, unsigned cpu,
                             unsigned io)
 {
-    world = files;
+    world.files = files;
     n_runs = 0;
-    *fx = (fixture){NULL, NULL, NULL};
     vsched_options o = {.size = sizeof o};
-    if (vsched_pool_create(&fx->cpu, VSCHED_POOL_CPU, cpu, 0) != 0 ||
-        vsched_pool_create(&fx->io, VSCHED_POOL_IO, io, 0) != 0)
-        return -1;
-    o.cpu_pool = fx->cpu;
-    o.io_pool = fx->io;
-    o.loader = (vsched_loader_binding){&mem_loader, NULL, 1};
+    o.loader = MEMFS_BINDING(&world);
     o.executor = (vsched_executor_binding){&rec_executor, NULL, 1};
-    return vsched_create(&fx->s, &o);
+    return memfs_try_start(&fx->s, &fx->cpu, &fx->io, cpu, io, &o);
 }
 
 static int fixture_start(fixture *fx, const mem_file *files, unsigned cpu)
@@ -261,9 +201,7 @@ static int fixture_start(fixture *fx, const mem_file *files, unsigned cpu)
 
 static void fixture_stop(fixture *fx)
 {
-    vsched_destroy(fx->s);
-    vsched_pool_destroy(fx->cpu);
-    vsched_pool_destroy(fx->io);
+    memfs_stop(fx->s, fx->cpu, fx->io);
 }
 
 static uint64_t batch_submissions(vsched *s)

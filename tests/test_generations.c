@@ -548,7 +548,7 @@ static void rehome_makes_a_successor_object_and_refuses_old_witnesses(void)
 /* ---- liveness ------------------------------------------------------------ */
 
 static vsched *join_sched;
-static atomic_int joins_seen;
+static atomic_int joins_seen, joins_done;
 
 static void on_join_resubmit(void *user, const char *name, vsched_stage st)
 {
@@ -561,6 +561,7 @@ static void on_join_resubmit(void *user, const char *name, vsched_stage st)
         vsched_handle *h = submit(join_sched, name, VSCHED_STAGE_SOURCE, 0);
         vsched_handle_release(h);
     }
+    atomic_store(&joins_done, 1);
 }
 
 static void join_callback_runs_unlocked_and_may_reenter(void)
@@ -568,6 +569,7 @@ static void join_callback_runs_unlocked_and_may_reenter(void)
     vsched *s = start_with(files, 1, 2, NULL);
     join_sched = s;
     atomic_store(&joins_seen, 0);
+    atomic_store(&joins_done, 0);
     vsched_request reqs[2] = {REQ("a.c", VSCHED_STAGE_ARTIFACT, 0),
                               REQ("a.c", VSCHED_STAGE_ARTIFACT, 0)};
     reqs[1].on_join = on_join_resubmit;
@@ -575,7 +577,13 @@ static void join_callback_runs_unlocked_and_may_reenter(void)
     CU_ASSERT_FATAL(vsched_submit_batch_atomic(s, reqs, 2, &b) == 0);
     CU_ASSERT_EQUAL(vsched_wait_batch(b, NULL), 0);
     vsched_batch_release(b);
+    /* The callback runs after the waiters wake: wait (bounded) for it. */
+    for (int i = 0; i < 5000 && !atomic_load(&joins_done); i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
     settle(s);
+    CU_ASSERT_EQUAL(atomic_load(&joins_done), 1);
     CU_ASSERT_EQUAL(atomic_load(&joins_seen), 1);
     vsched_stats st;
     vsched_get_stats(s, &st);

@@ -319,6 +319,9 @@ static void observer_may_cancel_on_first_failure_without_deadlock(void)
     atomic_store(&events_seen, 0);
     atomic_store(&cancels, 0);
     fail_artifact = "slow00.c";
+    /* Slow Artifacts: the cancel surely lands while many are still to
+     * come, whatever order the first stages ran in. */
+    atomic_store(&artifact_delay_us, 2000);
     vsched_request reqs[20];
     for (int i = 0; i < 20; i++)
         reqs[i] = REQ(ordered_names[i], VSCHED_STAGE_ARTIFACT, 20 - i);

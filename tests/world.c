@@ -13,69 +13,26 @@
 #include <vsched/vsched.h>
 
 #include "cu.h"
+#include "memfs.h"
 #include "world.h"
 
 /* ---- the in-memory world ------------------------------------------------ */
 
-
-static const mem_file *world;
-
-static const mem_file *world_find(const char *name)
+static void world_load(const char *name, const vsched_ctx *ctx)
 {
-    for (const mem_file *f = world; f != NULL && f->name != NULL; f++)
-        if (strcmp(f->name, name) == 0)
-            return f;
-    return NULL;
-}
-
-static char *ctx_strdup(const vsched_ctx *ctx, const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = ctx->alloc(ctx, n);
-    memcpy(d, s, n);
-    return d;
-}
-
-static int mem_load(void *inst, const vsched_ctx *ctx, const char *name,
-                    char **bytes, size_t *len)
-{
-    const mem_file *f = world_find(name);
     if (stage_hook != NULL)
         stage_hook('L', name, ctx);
     record('L', name);
-    if (f == NULL)
-        return VSCHED_ENOENT;
-    *bytes = ctx_strdup(ctx, f->content);
-    *len = strlen(f->content);
-    return VSCHED_OK;
 }
 
-static int mem_exists(void *inst, const vsched_ctx *ctx, const char *name)
-{
-    return world_find(name) != NULL;
-}
-
-static int mem_classify(void *inst, const vsched_ctx *ctx, const char *name,
-                        char *kind, size_t cap)
+static const char *world_classify(const char *name)
 {
     const char *k = classify_hook != NULL ? classify_hook(name) : NULL;
-    snprintf(kind, cap, "%s",
-             k != NULL ? k : strstr(name, ".h") ? "header" : "c");
-    return VSCHED_OK;
+    return k != NULL ? k : strstr(name, ".h") ? "header" : "c";
 }
 
-static int mem_realpath(void *inst, const vsched_ctx *ctx, const char *name,
-                        char **canonical)
-{
-    if (strstr(name, "..") != NULL)
-        return VSCHED_EESCAPE;
-    *canonical = ctx_strdup(ctx, name);
-    return VSCHED_OK;
-}
-
-static const vsched_loader_ops mem_loader = {
-    sizeof(vsched_loader_ops), mem_load, mem_exists, mem_classify,
-    mem_realpath};
+static memfs world = {NULL, MEMFS_REALPATH_NO_DOTDOT, world_load,
+                      world_classify};
 
 /* ---- the recording executor --------------------------------------------- */
 
@@ -167,8 +124,8 @@ static int rec_deps(void *inst, const vsched_ctx *ctx, const char *name,
     out->deps = ctx->alloc(ctx, (sn->n + 1) * sizeof(char *));
     out->blockers = ctx->alloc(ctx, (sn->n + 1) * sizeof(char *));
     for (size_t i = 0; i < sn->n; i++) {
-        out->deps[i] = ctx_strdup(ctx, sn->blockers[i]);
-        out->blockers[i] = ctx_strdup(ctx, sn->blockers[i]);
+        out->deps[i] = memfs_strdup(ctx, sn->blockers[i]);
+        out->blockers[i] = memfs_strdup(ctx, sn->blockers[i]);
     }
     return VSCHED_OK;
 }
@@ -251,34 +208,25 @@ vsched *start_observed(const mem_file *files, unsigned cpu_threads,
 vsched *start_with(const mem_file *files, unsigned cpu_threads,
                    size_t inbox_capacity, vsched_observer_fn observer)
 {
-    world = files;
+    world.files = files;
     n_events = 0;
     fail_artifact = NULL;
     stage_hook = NULL;
     classify_hook = NULL;
     atomic_store(&artifact_delay_us, 0);
-    CU_ASSERT_FATAL(vsched_pool_create(&cpu, VSCHED_POOL_CPU, cpu_threads,
-                                       0) == 0);
-    CU_ASSERT_FATAL(vsched_pool_create(&io, VSCHED_POOL_IO, 1, 0) == 0);
     vsched_options o = {
         .size = sizeof o,
-        .cpu_pool = cpu,
-        .io_pool = io,
-        .loader = {&mem_loader, NULL, 1},
+        .loader = MEMFS_BINDING(&world),
         .executor = {&rec_executor, NULL, 1},
         .observer = observer,
         .inbox_capacity = inbox_capacity,
     };
-    vsched *s = NULL;
-    CU_ASSERT_FATAL(vsched_create(&s, &o) == 0);
-    return s;
+    return memfs_start(&cpu, &io, cpu_threads, &o);
 }
 
 void stop(vsched *s)
 {
-    vsched_destroy(s);
-    vsched_pool_destroy(cpu);
-    vsched_pool_destroy(io);
+    memfs_stop(s, cpu, io);
 }
 
 int request(vsched *s, const char *name, vsched_stage stage,

@@ -17,15 +17,15 @@
 
 #include <vsched/vsched.h>
 
+#include "memfs.h"
+
 /* A request for `stage` of `name` in profile "release". */
 #define REQ(n, st, prio)                                                      \
     ((vsched_request){.name = (n), .stage = (st), .profile = "release",       \
                       .priority = (prio)})
 
-typedef struct mem_file {
-    const char *name;
-    const char *content;
-} mem_file;
+/* A source: {NULL, NULL} ends a table. */
+typedef memfs_file mem_file;
 
 typedef struct event {
     char stage;
