@@ -298,14 +298,7 @@ static void reset_returns_all_occupancy_to_zero(void)
     CU_ASSERT_EQUAL(vsched_wait(h, NULL), VSCHED_ESHUTDOWN);
     vsched_handle_release(h);
     vsched_get_stats(s, &st);
-    CU_ASSERT_EQUAL(st.files, 0);
-    CU_ASSERT_EQUAL(st.graph_nodes, 0);
-    CU_ASSERT_EQUAL(st.edges, 0);
-    CU_ASSERT_EQUAL(st.edges_capacity, 0);
-    CU_ASSERT_EQUAL(st.waiters, 0);
-    CU_ASSERT_EQUAL(st.waiters_capacity, 0);
-    CU_ASSERT_EQUAL(st.blockers, 0);
-    CU_ASSERT_EQUAL(st.blockers_capacity, 0);
+    assert_occupancy_zero(&st);
     CU_ASSERT(st.retired_pending > 0); /* the held task is still out */
     gate_release();
     stage_hook = NULL;

@@ -203,14 +203,7 @@ static void random_operations_keep_every_invariant(void)
 
     vsched_reset(s);
     vsched_get_stats(s, &st);
-    CU_ASSERT_EQUAL(st.files, 0);
-    CU_ASSERT_EQUAL(st.graph_nodes, 0);
-    CU_ASSERT_EQUAL(st.edges, 0);
-    CU_ASSERT_EQUAL(st.edges_capacity, 0);
-    CU_ASSERT_EQUAL(st.waiters, 0);
-    CU_ASSERT_EQUAL(st.waiters_capacity, 0);
-    CU_ASSERT_EQUAL(st.blockers, 0);
-    CU_ASSERT_EQUAL(st.blockers_capacity, 0);
+    assert_occupancy_zero(&st);
     /* Work in flight at the reset comes back and frees the graveyard. */
     for (int tries = 0; tries < 2000 && st.retired_pending != 0; tries++) {
         usleep(1000);

@@ -237,3 +237,15 @@ int request(vsched *s, const char *name, vsched_stage stage,
     return vsched_wait(*h, res);
 }
 
+
+void assert_occupancy_zero(const vsched_stats *st)
+{
+    CU_ASSERT_EQUAL(st->files, 0);
+    CU_ASSERT_EQUAL(st->graph_nodes, 0);
+    CU_ASSERT_EQUAL(st->edges, 0);
+    CU_ASSERT_EQUAL(st->edges_capacity, 0);
+    CU_ASSERT_EQUAL(st->waiters, 0);
+    CU_ASSERT_EQUAL(st->waiters_capacity, 0);
+    CU_ASSERT_EQUAL(st->blockers, 0);
+    CU_ASSERT_EQUAL(st->blockers_capacity, 0);
+}

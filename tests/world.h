@@ -62,6 +62,9 @@ void stop(vsched *s);
 int request(vsched *s, const char *name, vsched_stage stage,
             const vsched_result **res, vsched_handle **h);
 
+/* Assert every occupancy counter of st is zero (after a reset). */
+void assert_occupancy_zero(const vsched_stats *st);
+
 /* Observer that cancels `observed` on the first real failure. */
 extern vsched *observed;
 extern atomic_int events_seen, cancels;
