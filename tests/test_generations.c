@@ -279,6 +279,24 @@ static void remove_answers_waiters_with_shutdown(void)
     stop(s);
 }
 
+static void analysis_gates_on_the_successor_of_a_removed_blocker(void)
+{
+    vsched *s = start(files, 2);
+    const vsched_result *r;
+    vsched_handle *h;
+    /* a.c integrated with h.h as a blocker, then h.h removed: a later
+     * Analysis of a.c must gate on h.h's successor, not the retired
+     * object (which admits nothing and would strand the request). */
+    CU_ASSERT_EQUAL(request(s, "a.c", VSCHED_STAGE_SOURCE, &r, &h), 0);
+    vsched_handle_release(h);
+    CU_ASSERT_EQUAL(vsched_remove(s, "h.h"), 0);
+    CU_ASSERT_EQUAL(request(s, "a.c", VSCHED_STAGE_ANALYSIS, &r, &h), 0);
+    uint64_t expect = fnv("blocker h.h\n") * 1099511628211u ^ fnv("int h;\n");
+    CU_ASSERT_EQUAL(r->analysis_hash, expect);
+    vsched_handle_release(h);
+    stop(s);
+}
+
 static void reset_returns_all_occupancy_to_zero(void)
 {
     vsched *s = start(files, 2);
@@ -711,6 +729,8 @@ static const vr_cu_test tests[] = {
      dependent_is_regated_on_the_new_generation_of_its_blocker},
     {"remove_answers_waiters_with_shutdown",
      remove_answers_waiters_with_shutdown},
+    {"analysis_gates_on_the_successor_of_a_removed_blocker",
+     analysis_gates_on_the_successor_of_a_removed_blocker},
     {"reset_returns_all_occupancy_to_zero",
      reset_returns_all_occupancy_to_zero},
     {"source_request_joins_live_source_and_gets_integrated_deps",

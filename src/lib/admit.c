@@ -48,10 +48,25 @@ vsched__node *vsched__ensure_source(vsched *s, vsched__file *f, int prio)
     return f->source;
 }
 
+vsched__file *vsched__file_live(vsched *s, vsched__file *f)
+{
+    if (!f->retired)
+        return f;
+    int created;
+    vsched__file *live = vsched__files_ensure(&s->files, f->name, &created);
+    if (live == NULL)
+        abort(); /* cannot gate on nothing; exhaustion is fatal here */
+    return live;
+}
+
 void vsched__gate_on_blockers(vsched *s, vsched__file *f, vsched__pass *p)
 {
     vsched__node *a = f->analysis;
     for (size_t i = 0; i < f->n_blockers && !vsched__node_terminal(a); i++) {
+        /* A blocker removed or re-homed since f was integrated: gate on
+         * its successor (never on a retired object, which admits and
+         * publishes nothing). */
+        f->blockers[i] = vsched__file_live(s, f->blockers[i]);
         vsched__node *b =
             vsched__ensure_analysis(s, f->blockers[i], a->priority, p);
         vsched__link(s, b, a, p);

@@ -110,6 +110,12 @@ void vsched__complete(vsched *s, vsched__task *t, vsched__pass *p)
     if (!completion_is_current(s, t)) {
         atomic_fetch_add(&s->stale_refusals, 1);
         vsched__task_free(t);
+        /* Refused, yet its node still runs (its object was retired under
+         * it): end the node so nothing waits on a task that is gone. */
+        if (n->state == VSCHED__RUNNING)
+            vsched__fail_node(s, n, VSCHED_ESUPERSEDED,
+                              strdup("superseded while running"), NULL, NULL,
+                              0, -1, p);
         return;
     }
     int stage = (int)vsched__stage_of(n);

@@ -217,6 +217,9 @@ VSCHED__HIDDEN vsched__node *vsched__ensure_analysis(vsched *s,
                                                      vsched__file *f,
                                                      int prio,
                                                      vsched__pass *p);
+/* f itself, or -- when f was retired (removed, re-homed) -- the live
+ * object of the same name, ensured. */
+VSCHED__HIDDEN vsched__file *vsched__file_live(vsched *s, vsched__file *f);
 VSCHED__HIDDEN void vsched__gate_on_blockers(vsched *s, vsched__file *f,
                                              vsched__pass *p);
 VSCHED__HIDDEN void vsched__admit(vsched *s, vsched_handle *h,

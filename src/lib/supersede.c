@@ -173,10 +173,17 @@ static void regate_on(vsched *s, const char *name, sweep *w, vsched__pass *p)
             : old->kind == VSCHED__K_SOURCE
                 ? vsched__ensure_source(s, f, d->priority)
                 : vsched__ensure_analysis(s, f, d->priority, p);
-        if (d->kind == VSCHED__K_JOB)
+        if (d->kind == VSCHED__K_JOB) {
             vsched__job_link(s, up, d, take_job_gate(d, old), p);
-        else
+        } else {
+            /* d's file lists the old object as a blocker: point it at the
+             * object its gate now waits on, so its hash is the live one. */
+            vsched__file *df = d->file;
+            for (size_t k = 0; df != NULL && k < df->n_blockers; k++)
+                if (df->blockers[k] == old->file)
+                    df->blockers[k] = f;
             vsched__link(s, up, d, p);
+        }
         vsched__graph_make_ready_if_free(&s->graph, d);
     }
     w->regate.n = 0;
