@@ -3,6 +3,7 @@
  * the test fixtures; see memfs.h.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <vsched/vsched.h>
@@ -111,4 +112,47 @@ void memfs_stop(vsched *s, vsched_pool *cpu, vsched_pool *io)
     vsched_destroy(s);
     vsched_pool_destroy(cpu);
     vsched_pool_destroy(io);
+}
+
+memfs_snap *memfs_snap_parse(const char *bytes, size_t len)
+{
+    memfs_snap *sn = calloc(1, sizeof *sn);
+    char *text = strndup(bytes, len);
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save))
+        if (strncmp(line, "blocker ", 8) == 0) {
+            sn->blockers =
+                realloc(sn->blockers, (sn->n + 1) * sizeof *sn->blockers);
+            sn->blockers[sn->n++] = strdup(line + 8);
+        }
+    free(text);
+    uint64_t hash = 1469598103934665603u;
+    for (size_t i = 0; i < len; i++)
+        hash = (hash ^ (unsigned char)bytes[i]) * 1099511628211u;
+    sn->hash = hash;
+    return sn;
+}
+
+int memfs_snap_deps(const vsched_ctx *ctx, const memfs_snap *sn,
+                    vsched_deps_out *out)
+{
+    out->n_deps = out->n_blockers = sn->n;
+    out->deps = ctx->alloc(ctx, (sn->n + 1) * sizeof(char *));
+    out->blockers = ctx->alloc(ctx, (sn->n + 1) * sizeof(char *));
+    for (size_t i = 0; i < sn->n; i++) {
+        out->deps[i] = memfs_strdup(ctx, sn->blockers[i]);
+        out->blockers[i] = memfs_strdup(ctx, sn->blockers[i]);
+    }
+    return VSCHED_OK;
+}
+
+void memfs_snap_free(void *inst, void *snapshot)
+{
+    (void)inst;
+    memfs_snap *sn = snapshot;
+    for (size_t i = 0; i < sn->n; i++)
+        free(sn->blockers[i]);
+    free(sn->blockers);
+    free(sn);
 }

@@ -11,6 +11,7 @@
 #define VSCHED_TESTS_MEMFS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <vsched/vsched.h>
 
@@ -42,6 +43,22 @@ extern const vsched_loader_ops memfs_loader_ops;
 
 /* A copy of s in ctx->alloc'ed memory (owned by the host once handed out). */
 char *memfs_strdup(const vsched_ctx *ctx, const char *s);
+
+/* The snapshot of the test executors: the "blocker NAME" lines of a
+ * source (each also a dep) and the FNV-1a hash of its bytes. */
+typedef struct memfs_snap {
+    char **blockers;
+    size_t n;
+    uint64_t hash;
+} memfs_snap;
+
+/* Parse loaded bytes (borrowed) into a snapshot (malloc'ed). */
+memfs_snap *memfs_snap_parse(const char *bytes, size_t len);
+/* extract_deps of a memfs_snap: every blocker as a dep and a blocker. */
+int memfs_snap_deps(const vsched_ctx *ctx, const memfs_snap *sn,
+                    vsched_deps_out *out);
+/* Usable as vsched_executor_ops.snapshot_free. */
+void memfs_snap_free(void *inst, void *snapshot);
 
 /* Create a CPU pool of cpu_threads workers, an IO pool of one, and a
  * scheduler with options *o (whose cpu_pool and io_pool are set here);

@@ -82,12 +82,6 @@ size_t count_stage(char stage)
     return c;
 }
 
-typedef struct snap {
-    char **blockers;
-    size_t n;
-    uint64_t hash;
-} snap;
-
 static int rec_source(void *inst, const vsched_ctx *ctx, const char *name,
                       const char *kind, const char *bytes, size_t len,
                       vsched_source_out *out)
@@ -95,22 +89,7 @@ static int rec_source(void *inst, const vsched_ctx *ctx, const char *name,
     if (stage_hook != NULL)
         stage_hook('S', name, ctx);
     record('S', name);
-    snap *sn = calloc(1, sizeof *sn);
-    char *text = strndup(bytes, len);
-    char *save = NULL;
-    for (char *line = strtok_r(text, "\n", &save); line != NULL;
-         line = strtok_r(NULL, "\n", &save)) {
-        if (strncmp(line, "blocker ", 8) == 0) {
-            sn->blockers = realloc(sn->blockers,
-                                   (sn->n + 1) * sizeof *sn->blockers);
-            sn->blockers[sn->n++] = strdup(line + 8);
-        }
-    }
-    free(text);
-    uint64_t hash = 1469598103934665603u; /* FNV-1a of the content */
-    for (size_t i = 0; i < len; i++)
-        hash = (hash ^ (unsigned char)bytes[i]) * 1099511628211u;
-    sn->hash = hash;
+    memfs_snap *sn = memfs_snap_parse(bytes, len);
     out->snapshot = sn;
     out->content_hash = sn->hash;
     return VSCHED_OK;
@@ -119,15 +98,7 @@ static int rec_source(void *inst, const vsched_ctx *ctx, const char *name,
 static int rec_deps(void *inst, const vsched_ctx *ctx, const char *name,
                     const void *snapshot, vsched_deps_out *out)
 {
-    const snap *sn = snapshot;
-    out->n_deps = out->n_blockers = sn->n;
-    out->deps = ctx->alloc(ctx, (sn->n + 1) * sizeof(char *));
-    out->blockers = ctx->alloc(ctx, (sn->n + 1) * sizeof(char *));
-    for (size_t i = 0; i < sn->n; i++) {
-        out->deps[i] = memfs_strdup(ctx, sn->blockers[i]);
-        out->blockers[i] = memfs_strdup(ctx, sn->blockers[i]);
-    }
-    return VSCHED_OK;
+    return memfs_snap_deps(ctx, snapshot, out);
 }
 
 static int rec_analysis(void *inst, const vsched_ctx *ctx,
@@ -163,18 +134,9 @@ static int rec_artifact(void *inst, const vsched_ctx *ctx,
     return VSCHED_OK;
 }
 
-static void rec_snapshot_free(void *inst, void *snapshot)
-{
-    snap *sn = snapshot;
-    for (size_t i = 0; i < sn->n; i++)
-        free(sn->blockers[i]);
-    free(sn->blockers);
-    free(sn);
-}
-
 static const vsched_executor_ops rec_executor = {
     sizeof(vsched_executor_ops), rec_source,   rec_deps, rec_analysis,
-    rec_artifact,                rec_snapshot_free, NULL};
+    rec_artifact,                memfs_snap_free, NULL};
 
 /* ---- fixture ------------------------------------------------------------ */
 
