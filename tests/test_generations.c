@@ -715,6 +715,43 @@ static void high_priority_demand_runs_before_lower_ready_work(void)
     stop(s);
 }
 
+/* Equal priority, known durations: the longest Artifact starts first, and
+ * its weight reaches its upstream (Source, Analysis), so its whole chain
+ * overtakes shorter work queued before it. */
+static void longest_expected_work_starts_first_among_equal_priority(void)
+{
+    for (int i = 0; i < 12; i++) {
+        snprintf(many_names[i], sizeof many_names[i], "c%02d.c", i);
+        many[i] = (mem_file){many_names[i], "int z;\n"};
+    }
+    many[12] = (mem_file){NULL, NULL};
+    vsched *s = start(many, 1);
+    /* Hold the only CPU worker so everything is queued before it runs. */
+    gate_arm('S', "c00.c");
+    vsched_handle *first = submit(s, "c00.c", VSCHED_STAGE_SOURCE, 0);
+    gate_wait_entered();
+    vsched_request reqs[11];
+    for (int i = 0; i < 11; i++) {
+        reqs[i] = REQ(many_names[i + 1], VSCHED_STAGE_ARTIFACT, 0);
+        reqs[i].cost_ns = (uint64_t)(i == 6 ? 900 : 10 + i) * 1000000u;
+    }
+    vsched_batch *b = NULL;
+    CU_ASSERT_FATAL(vsched_submit_batch_atomic(s, reqs, 11, &b) == 0);
+    gate_release();
+    CU_ASSERT_EQUAL(vsched_wait_batch(b, NULL), 0);
+    /* c07.c (900 ms expected) ran its Artifact first; then by weight,
+     * c11.c (20 ms) before c02.c (11 ms). */
+    long r7 = event_index('R', "c07.c");
+    for (int i = 1; i <= 11; i++)
+        if (i != 7)
+            CU_ASSERT(r7 < event_index('R', many_names[i]));
+    CU_ASSERT(event_index('S', "c07.c") < event_index('S', "c01.c"));
+    CU_ASSERT(event_index('R', "c11.c") < event_index('R', "c02.c"));
+    vsched_handle_release(first);
+    vsched_batch_release(b);
+    stop(s);
+}
+
 static const vr_cu_test tests[] = {
     {"successor_after_remove_has_new_incarnation_and_generation_zero",
      successor_after_remove_has_new_incarnation_and_generation_zero},
@@ -751,6 +788,8 @@ static const vr_cu_test tests[] = {
      cpu_worker_that_waits_runs_ready_work_itself},
     {"high_priority_demand_runs_before_lower_ready_work",
      high_priority_demand_runs_before_lower_ready_work},
+    {"longest_expected_work_starts_first_among_equal_priority",
+     longest_expected_work_starts_first_among_equal_priority},
     {NULL, NULL},
 };
 

@@ -161,6 +161,12 @@ typedef struct vsched_request {
     size_t content_len;
     vsched_join_fn on_join; /* optional */
     void *join_user;
+    /* Expected duration of the requested stage in nanoseconds (e.g. its
+     * last run's, from the host's records), or 0 when unknown. Ready work
+     * of equal priority runs longest remaining chain first: a node's weight
+     * is the largest expected duration of the work downstream of it,
+     * inherited through its upstream like priority. */
+    uint64_t cost_ns;
 } vsched_request;
 
 typedef struct vsched_handle vsched_handle;

@@ -173,6 +173,8 @@ void vsched__admit(vsched *s, vsched_handle *h, vsched__pass *p)
         target = vsched__ensure_analysis(s, f, prio, p);
     if (h->req.stage == VSCHED_STAGE_ARTIFACT)
         target = ensure_artifact(s, f, h->req.profile, prio, p);
+    if (h->req.cost_ns > 0)
+        vsched__graph_raise_weight(&s->graph, target, h->req.cost_ns);
     if (vsched__node_terminal(target))
         vsched__handle_finish(s, h, target, p);
     else

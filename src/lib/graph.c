@@ -104,15 +104,19 @@ int vsched__graph_add_edge(vsched__graph *g, vsched__node *up,
     g->edges++;
     if (up->priority < down->priority)
         vsched__graph_raise_priority(g, up, down->priority);
+    if (up->weight < down->weight)
+        vsched__graph_raise_weight(g, up, down->weight);
     return VSCHED_OK;
 }
 
-/* ---- ready heap: max-heap on (priority, -id) ---------------------------- */
+/* ---- ready heap: max-heap on (priority, weight, -id) -------------------- */
 
 static int better(const vsched__node *a, const vsched__node *b)
 {
     if (a->priority != b->priority)
         return a->priority > b->priority;
+    if (a->weight != b->weight)
+        return a->weight > b->weight;
     return a->id < b->id;
 }
 
@@ -250,6 +254,18 @@ void vsched__graph_raise_priority(vsched__graph *g, vsched__node *n,
         sift_up(g, n->heap_index);
     for (size_t i = 0; i < n->upstream.n; i++)
         vsched__graph_raise_priority(g, n->upstream.v[i], priority);
+}
+
+void vsched__graph_raise_weight(vsched__graph *g, vsched__node *n,
+                                uint64_t weight)
+{
+    if (n->weight >= weight || vsched__node_terminal(n))
+        return;
+    n->weight = weight;
+    if (n->state == VSCHED__READY)
+        sift_up(g, n->heap_index);
+    for (size_t i = 0; i < n->upstream.n; i++)
+        vsched__graph_raise_weight(g, n->upstream.v[i], weight);
 }
 
 void vsched__node_start(vsched__node *n, uint64_t now_ns)

@@ -59,6 +59,9 @@ typedef struct vsched__node {
     vsched__node_kind kind;
     vsched__node_state state;
     int priority;                /* effective: max over what demands it */
+    /* Longest expected duration (ns) of the work downstream of it, this
+     * node included: the second ordering key of the ready heap. */
+    uint64_t weight;
     size_t heap_index;           /* position in the ready heap when READY */
 
     /* Identity of the file work this node belongs to. */
@@ -145,6 +148,9 @@ int vsched__graph_push_ready(vsched__graph *g, vsched__node *n);
  * terminal) to at least `priority`, re-ordering the heap. */
 void vsched__graph_raise_priority(vsched__graph *g, vsched__node *n,
                                   int priority);
+/* The same for the weight (critical-path key). */
+void vsched__graph_raise_weight(vsched__graph *g, vsched__node *n,
+                                uint64_t weight);
 
 void vsched__node_start(vsched__node *n, uint64_t now_ns);
 /* Terminal transition: record the outcome. Ownership of message,
