@@ -4,6 +4,7 @@
  * Each test program lists its tests in a vr_cu_test array and calls
  * vr_cu_main(). The runner prints CUnit's basic-mode run summary and exits
  * 0 only when every assertion passed and at least one test ran.
+ * VSCHED_TEST_ONLY=NAME runs one test of the program.
  */
 #ifndef VSCHED_TESTS_CU_H
 #define VSCHED_TESTS_CU_H
@@ -13,6 +14,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 typedef struct vr_cu_test {
@@ -43,8 +45,11 @@ static inline int vr_cu_main(const char *suite_name, const vr_cu_test *tests)
     CU_pSuite suite = CU_add_suite(suite_name, NULL, NULL);
     if (suite == NULL)
         return 99;
+    /* VSCHED_TEST_ONLY=NAME runs that test alone (e.g. under a debugger). */
+    const char *only = getenv("VSCHED_TEST_ONLY");
     for (const vr_cu_test *t = tests; t->name != NULL; t++)
-        if (CU_add_test(suite, t->name, t->fn) == NULL)
+        if ((only == NULL || strcmp(only, t->name) == 0) &&
+            CU_add_test(suite, t->name, t->fn) == NULL)
             return 99;
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
