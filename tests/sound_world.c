@@ -116,6 +116,7 @@ void sw_reset_gates(void)
 }
 
 atomic_int sw_delay_us;
+atomic_int sw_stubborn;
 
 static void delay(void)
 {
@@ -141,7 +142,8 @@ static int gate_pass(const vsched_ctx *ctx, char stage, const char *name)
         g->entered++;
         pthread_cond_broadcast(&cond);
         while (!g->open) {
-            if (ctx != NULL && ctx->is_cancelled(ctx)) {
+            if (ctx != NULL && !atomic_load(&sw_stubborn) &&
+                ctx->is_cancelled(ctx)) {
                 rc = VSCHED_ECANCELLED;
                 break;
             }
@@ -340,6 +342,7 @@ void sw_start(sw_world *w, const sw_options *o)
     content_of = o->content_of;
     atomic_store(&sw_kind_of, NULL);
     atomic_store(&sw_delay_us, 0);
+    atomic_store(&sw_stubborn, 0);
     sw_reset_gates();
     pthread_mutex_lock(&lock);
     memset(calls, 0, sizeof calls);

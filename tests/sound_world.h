@@ -74,6 +74,9 @@ void sw_reset_gates(void);
 /* Microseconds every executor call and load spins for (interleavings in
  * the stress tests); 0 by default. */
 extern atomic_int sw_delay_us;
+/* When set, a held gate ignores cancellation: its stage keeps running
+ * until opened, as a plugin that never polls ctx->is_cancelled would. */
+extern atomic_int sw_stubborn;
 
 /* Executor calls that reached the plugin, per stage ('S','A','R','J'). */
 unsigned sw_calls(char stage);

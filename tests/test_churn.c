@@ -562,8 +562,15 @@ static void churn(const char *label, sw_options *o)
                 vsched_node_info_clear(&info);
             }
         }
+    /* Requests of released batches may still run: quiescence is when
+     * nothing waits any more (the watchdog bounds it). */
     vsched_stats st;
     vsched_get_stats(sw.s, &st);
+    while (st.waiters != 0 || st.edges != 0 ||
+           vsched_ready_queue_depth(sw.s) != 0) {
+        sw_sleep_ms(1);
+        vsched_get_stats(sw.s, &st);
+    }
     unsigned long dead = inconsistent_analyses(sw.s);
     printf("    ops=%lu results=%lu ok=%lu jobs=%lu stale_refusals=%llu "
            "dedup_joins=%llu inbox_depth_max=%llu peak r1=%d r2=%d s=%d\n",

@@ -65,6 +65,9 @@ static void bad_references_are_rejected_and_insert_nothing(void)
     uint64_t ids[3] = {0};
     vsched_node_spec n[2] = {dw_job("x", 0), dw_job("y", 0)};
     dw_submit(s, n, 1, NULL, 0, ids);
+    vsched_node_info done;
+    CU_ASSERT_EQUAL(dw_wait(s, ids[0], &done), VSCHED_NODE_DONE);
+    vsched_node_info_clear(&done);
     uint64_t before = graph_nodes(s);
     vsched_admission adm;
     /* An unknown existing id as upstream. */

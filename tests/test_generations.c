@@ -13,13 +13,13 @@
 
 #include <vsched/vsched.h>
 
-#include "../src/lib/internal.h" /* handle fields, for the no-early-result check */
 #include "cu.h"
 #include "world.h"
 
-/* Internal hook (tests link the core objects directly). */
+/* Internal hooks (tests link the core objects directly). */
 int vsched__test_set_generation(vsched *s, const char *name,
                                 uint64_t generation);
+int vsched__test_handle_done(vsched_handle *h);
 
 static const mem_file files[] = {
     {"a.c", "blocker h.h\n"},
@@ -342,9 +342,7 @@ static void source_request_joins_live_source_and_gets_integrated_deps(void)
     gate_wait_entered();
     vsched_handle *h2 = submit(s, "a.c", VSCHED_STAGE_SOURCE, 0);
     settle(s); /* h2 admitted while the Source is still running */
-    pthread_mutex_lock(&h2->lock);
-    int early = h2->done;
-    pthread_mutex_unlock(&h2->lock);
+    int early = vsched__test_handle_done(h2);
     CU_ASSERT_EQUAL(early, 0); /* no early result */
     gate_release();
     const vsched_result *r1, *r2;

@@ -205,7 +205,10 @@ typedef struct vsched_result {
 } vsched_result;
 
 /* Submit one request; *out receives a handle the caller releases with
- * vsched_handle_release (after or instead of waiting). */
+ * vsched_handle_release (after or instead of waiting). The request binds
+ * to the submission lifetime of its file: if the file is removed, or the
+ * scheduler reset, before the request is admitted, it is answered
+ * VSCHED_ESHUTDOWN and creates nothing. */
 VSCHED_API int vsched_submit_request(vsched *s, const vsched_request *req,
                                      vsched_handle **out);
 /* Block until the request finishes; *res is owned by the handle. */
@@ -224,6 +227,9 @@ VSCHED_API int vsched_submit_batch_atomic(vsched *s,
  * result of reqs[i]. Never returns a partial set. */
 VSCHED_API int vsched_wait_batch(vsched_batch *b, const vsched_result **res);
 VSCHED_API size_t vsched_batch_size(const vsched_batch *b);
+/* Drop the caller's reference. A batch may be released before it is
+ * waited for, even before it is admitted: the scheduler keeps its own
+ * reference until every request of it is answered. */
 VSCHED_API void vsched_batch_release(vsched_batch *b);
 
 /* Stop: every stage not yet running finishes with VSCHED_ECANCELLED
@@ -467,6 +473,24 @@ typedef struct vsched_dedupe_hook {
     int (*probe)(void *user, const char *key, void **joiner);
     void *user;
 } vsched_dedupe_hook;
+
+/* The scheduler's dedupe identity of a request, as the key a hook is
+ * probed with: "STAGE:PROFILE:CANONICAL" ("artifact:release:src/a.c";
+ * PROFILE empty below Artifact). *key is malloc'ed (caller frees). The
+ * name is resolved through the loader. */
+VSCHED_API int vsched_request_key(vsched *s, const vsched_request *req,
+                                  char **key);
+/* vsched_submit_request with the caller's dedupe hook probed first, with
+ * the request's key: when it finds a live flight, *admission is
+ * VSCHED_DEDUPE_JOINED, *joiner is its joiner, *out is NULL and nothing is
+ * submitted; else the request is submitted (VSCHED_ADMITTED). hook may be
+ * NULL (the no-op hook). */
+VSCHED_API int vsched_submit_request_hooked(vsched *s,
+                                            const vsched_request *req,
+                                            const vsched_dedupe_hook *hook,
+                                            vsched_admission *admission,
+                                            void **joiner,
+                                            vsched_handle **out);
 
 typedef struct vsched_dag {
     const vsched_node_spec *nodes;

@@ -1,21 +1,34 @@
 /*
- * admit -- request admission: the file node, its stage nodes, the waiter.
+ * admit -- binding requests at submission, admitting them, and the stage
+ * nodes they demand.
  *
- * File stages on the graph:
+ * File stages on the graph (implicit edges inside a file, explicit ones
+ * between files):
  *
  *     Source(F) ----> Analysis(F) ----> Artifact(F, profile)
  *                        ^
  *     Analysis(B) -------+   for every blocker B of F (known once Source(F)
  *                            is integrated)
  *
- * so Artifact(F) waits for Analysis of every blocker, transitively, and
- * Analysis runs only when demanded: a direct request, or an Analysis that
- * waits for it as a blocker. ensure_* never replaces a node: an existing
- * current-generation stage node is reused (that is the dedup), and a file
- * node is created by atomic ensure in the table.
+ * so an Artifact waits for the Analysis of every blocker, transitively,
+ * and Analysis runs only when demanded: a direct request, an Analysis that
+ * waits for it as a blocker, or a job on an Artifact. ensure_* never
+ * replaces a node: a current-generation stage node is reused (that is the
+ * dedup) -- unless it was cancelled, which is not an answer worth keeping
+ * (a new demand runs it again).
  *
- * Admission of a request with content (an upsert) advances the file's
- * generation and sweeps its older work in the same critical section.
+ * Lifetimes. A request binds at submission (vsched__bind, under the lock)
+ * to the file object of its name -- created then if absent -- and to the
+ * scheduler's reset epoch. At admission it is answered VSCHED_ESHUTDOWN
+ * when a reset came in between or its object was removed; a re-home in
+ * between is followed to the successor, which keeps the lifetime.
+ *
+ * Re-admission. Sweeps (supersede.c) queue the follow-latest waiters they
+ * release; vsched__readmit_drain admits them after the operation that
+ * swept, each from the top against the live object, never inline in the
+ * middle of another admission. A re-admitted request neither re-applies its
+ * content nor re-homes with its old classification (only a classification
+ * newer than the object's re-homes it), nor fires its join callback again.
  *
  * Everything here runs with the scheduler lock held.
  */
@@ -25,156 +38,229 @@
 
 #include "internal.h"
 
-static vsched__node *new_stage_node(vsched *s, vsched__file *f,
-                                    vsched__node_kind kind, int prio)
+/* ---- binding and admission -------------------------------------------------- */
+
+int vsched__bind(vsched *s, vsched_handle *h)
+{
+    h->epoch = s->epoch;
+    if (h->admit_status != VSCHED_OK)
+        return VSCHED_OK; /* answered at admission, without a node */
+    int created;
+    vsched__file *f = vsched__files_ensure(&s->files, h->canonical, &created);
+    if (f == NULL) {
+        h->admit_status = VSCHED_ENOMEM;
+        return VSCHED_ENOMEM;
+    }
+    h->file = vsched__file_ref(f);
+    return VSCHED_OK;
+}
+
+/* The live object h's lifetime continues in, or NULL when it ended. */
+static vsched__file *lifetime_object(vsched_handle *h)
+{
+    vsched__file *f = h->file;
+    while (f->retired && f->successor != NULL)
+        f = f->successor;
+    return f->retired ? NULL : f;
+}
+
+static vsched__node *new_stage(vsched *s, vsched__file *f,
+                               vsched__node_kind kind, int prio)
 {
     vsched__node *n = vsched__node_new(&s->graph, kind, prio);
     if (n == NULL)
-        abort(); /* graph bookkeeping cannot be half-done */
-    n->file = f;
-    n->incarnation = f->incarnation;
+        abort(); /* graph bookkeeping cannot be half done */
+    n->file = vsched__file_ref(f);
     n->generation = f->generation;
+    return n;
+}
+
+/* A cancelled stage is not an answer to keep: forget it. */
+static vsched__node *reusable(vsched *s, vsched__node **slot)
+{
+    vsched__node *n = *slot;
+    if (n != NULL && n->state == VSCHED__CANCELLED) {
+        *slot = NULL;
+        vsched__node_retire(s, n);
+        return NULL;
+    }
     return n;
 }
 
 vsched__node *vsched__ensure_source(vsched *s, vsched__file *f, int prio)
 {
-    if (f->source == NULL) {
-        f->source = new_stage_node(s, f, VSCHED__K_SOURCE, prio);
-        vsched__graph_make_ready_if_free(&s->graph, f->source);
-    } else {
-        vsched__graph_raise_priority(&s->graph, f->source, prio);
+    vsched__node *n = reusable(s, &f->source);
+    if (n != NULL) {
+        vsched__raise(s, n, prio, 0);
+        return n;
     }
-    return f->source;
+    n = new_stage(s, f, VSCHED__K_SOURCE, prio);
+    f->source = n;
+    vsched__push_ready(s, n);
+    return n;
 }
 
-vsched__file *vsched__file_live(vsched *s, vsched__file *f)
+/* A new Analysis node of f (waiting for its Source). */
+static vsched__node *new_analysis(vsched *s, vsched__file *f, int prio,
+                                  vsched__pass *p)
 {
-    if (!f->retired)
-        return f;
-    int created;
-    vsched__file *live = vsched__files_ensure(&s->files, f->name, &created);
-    if (live == NULL)
-        abort(); /* cannot gate on nothing; exhaustion is fatal here */
-    return live;
+    vsched__node *src = vsched__ensure_source(s, f, prio);
+    vsched__node *a = new_stage(s, f, VSCHED__K_ANALYSIS, prio);
+    f->analysis = a;
+    vsched__wait_on(s, src, a, 0, p);
+    return a;
 }
 
-void vsched__gate_on_blockers(vsched *s, vsched__file *f, vsched__pass *p)
+/* Link one Analysis to the current Analysis of each of its blockers
+ * (creating those, and linking them in turn: a worklist, not recursion).
+ * created[] collects the nodes made here, to be made ready at the end. */
+static void gate_all(vsched *s, vsched__nodevec *work, vsched__nodevec *made,
+                     vsched__pass *p)
 {
-    vsched__node *a = f->analysis;
-    for (size_t i = 0; i < f->n_blockers && !vsched__node_terminal(a); i++) {
-        /* A blocker removed or re-homed since f was integrated: gate on
-         * its successor (never on a retired object, which admits and
-         * publishes nothing). */
-        f->blockers[i] = vsched__file_live(s, f->blockers[i]);
-        vsched__node *b =
-            vsched__ensure_analysis(s, f->blockers[i], a->priority, p);
-        vsched__link(s, b, a, p);
+    while (work->n > 0) {
+        vsched__node *x = work->v[--work->n];
+        vsched__file *f = x->file;
+        if (vsched__node_terminal(x) || f->facts == NULL ||
+            f->analysis != x)
+            continue;
+        for (size_t i = 0; i < f->n_blockers && !vsched__node_terminal(x);
+             i++) {
+            vsched__file *b = vsched__live(s, f->blockers[i]);
+            vsched__node *ba = reusable(s, &b->analysis);
+            if (ba == NULL) {
+                ba = new_analysis(s, b, x->priority, p);
+                if (vsched__nodevec_push(work, ba) != VSCHED_OK ||
+                    vsched__nodevec_push(made, ba) != VSCHED_OK)
+                    abort();
+            }
+            char *cycle = vsched__cycle_through(s, ba, x);
+            if (cycle != NULL) {
+                vsched__node_fail(s, x, VSCHED_ECYCLE, cycle,
+                                  strdup(vsched__node_name(ba)), NULL, 0, -1,
+                                  p);
+                break;
+            }
+            vsched__wait_on(s, ba, x, 1, p);
+        }
     }
+    for (size_t i = made->n; i-- > 0;)
+        vsched__make_ready_if_free(s, made->v[i]);
+}
+
+void vsched__gate_on_blockers(vsched *s, vsched__node *n, vsched__pass *p)
+{
+    vsched__nodevec work = {0}, made = {0};
+    if (vsched__nodevec_push(&work, n) != VSCHED_OK)
+        abort();
+    gate_all(s, &work, &made, p);
+    vsched__nodevec_free(&work);
+    vsched__nodevec_free(&made);
 }
 
 vsched__node *vsched__ensure_analysis(vsched *s, vsched__file *f, int prio,
                                       vsched__pass *p)
 {
-    if (f->analysis != NULL) {
-        vsched__graph_raise_priority(&s->graph, f->analysis, prio);
-        return f->analysis;
+    vsched__node *a = reusable(s, &f->analysis);
+    if (a != NULL) {
+        vsched__raise(s, a, prio, 0);
+        return a;
     }
-    vsched__node *src = vsched__ensure_source(s, f, prio);
-    vsched__node *a = new_stage_node(s, f, VSCHED__K_ANALYSIS, prio);
-    f->analysis = a; /* before recursing: blocker cycles end here */
-    vsched__link(s, src, a, p);
-    if (f->integrated)
-        vsched__gate_on_blockers(s, f, p);
-    vsched__graph_make_ready_if_free(&s->graph, a);
+    a = new_analysis(s, f, prio, p);
+    vsched__nodevec work = {0}, made = {0};
+    if (vsched__nodevec_push(&work, a) != VSCHED_OK ||
+        vsched__nodevec_push(&made, a) != VSCHED_OK)
+        abort();
+    gate_all(s, &work, &made, p);
+    vsched__nodevec_free(&work);
+    vsched__nodevec_free(&made);
     return a;
 }
 
-static vsched__node *ensure_artifact(vsched *s, vsched__file *f,
-                                     const char *profile, int prio,
-                                     vsched__pass *p)
+vsched__node *vsched__ensure_artifact(vsched *s, vsched__file *f,
+                                      const char *profile, int prio,
+                                      vsched__pass *p)
 {
-    vsched__artifact_slot *slot = vsched__file_artifact(f, profile);
-    if (slot == NULL)
+    vsched__slot *sl = vsched__file_slot(f, profile);
+    if (sl == NULL)
         abort();
-    if (slot->node != NULL) {
-        vsched__graph_raise_priority(&s->graph, slot->node, prio);
-        return slot->node;
+    vsched__node *n = reusable(s, &sl->node);
+    if (n != NULL) {
+        vsched__raise(s, n, prio, 0);
+        return n;
     }
-    vsched__node *art = new_stage_node(s, f, VSCHED__K_ARTIFACT, prio);
-    art->profile = strdup(profile);
-    slot->node = art; /* slot may move below: do not use it after */
+    n = new_stage(s, f, VSCHED__K_ARTIFACT, prio);
+    n->profile = profile;
+    sl->node = n; /* the slot array may move below: not used after */
     vsched__node *a = vsched__ensure_analysis(s, f, prio, p);
-    vsched__link(s, a, art, p);
-    vsched__graph_make_ready_if_free(&s->graph, art);
-    return art;
+    if (vsched__wait_on(s, a, n, 0, p) == 0)
+        vsched__make_ready_if_free(s, n);
+    return n;
 }
 
 /* Install an upsert's content as the file's overlay and supersede. */
 static int upsert(vsched *s, vsched__file *f, vsched_handle *h,
                   vsched__pass *p)
 {
-    char *copy = malloc(h->req.content_len + 1);
-    if (copy == NULL)
-        return VSCHED_ENOMEM;
-    memcpy(copy, h->req.content, h->req.content_len);
-    copy[h->req.content_len] = '\0';
     int rc = vsched__advance_generation(s, f, p);
-    if (rc != VSCHED_OK) {
-        free(copy);
+    if (rc != VSCHED_OK)
         return rc;
-    }
     free(f->content);
-    f->content = copy;
-    f->content_len = h->req.content_len;
+    f->content = h->content;
+    f->content_len = h->content_len;
     f->has_content = 1;
+    h->content = NULL;
+    h->flags &= ~VSCHED_REQ_CONTENT; /* an upsert applies once */
     return VSCHED_OK;
 }
 
 void vsched__admit(vsched *s, vsched_handle *h, vsched__pass *p)
 {
     if (h->admit_status != VSCHED_OK) {
-        vsched__handle_refuse(h, h->admit_status, NULL, p);
+        vsched__handle_refuse(s, h, h->admit_status, NULL, p);
         return;
     }
-    int created;
-    vsched__file *f = vsched__files_ensure(&s->files, h->canonical, &created);
+    if (h->epoch != s->epoch) {
+        vsched__handle_refuse(s, h, VSCHED_ESHUTDOWN,
+                              "the scheduler was reset", p);
+        return;
+    }
+    vsched__file *f = lifetime_object(h);
     if (f == NULL) {
-        vsched__handle_refuse(h, VSCHED_ENOMEM, "out of memory", p);
+        char *m = NULL;
+        if (asprintf(&m, "%s: removed", h->canonical) < 0)
+            m = NULL;
+        vsched__handle_refuse(s, h, VSCHED_ESHUTDOWN, m, p);
+        free(m);
         return;
     }
-    if (f->kind[0] != '\0' && h->kind[0] != '\0' &&
-        strcmp(f->kind, h->kind) != 0) {
-        /* Re-classified ("language re-home"): a new node object. */
-        f = vsched__rehome(s, f, h->kind, p);
-        if (f == NULL) {
-            vsched__handle_refuse(h, VSCHED_ENOMEM, "out of memory", p);
-            return;
-        }
+    if (h->kind[0] != '\0' && h->class_seq > f->class_seq) {
+        if (f->kind[0] != '\0' && strcmp(f->kind, h->kind) != 0)
+            /* Re-classified ("language re-home"): a new node object. */
+            f = vsched__rehome(s, f, h->kind, h->class_seq, p);
     }
-    if (h->req.flags & VSCHED_REQ_CONTENT) {
+    if (h->flags & VSCHED_REQ_CONTENT) {
         int rc = upsert(s, f, h, p);
         if (rc != VSCHED_OK) {
             char *m = NULL;
             if (asprintf(&m, "%s: cannot take new content: %s", f->name,
                          vsched_strerror(rc)) < 0)
                 m = NULL;
-            vsched__handle_refuse(h, rc, m, p);
+            vsched__handle_refuse(s, h, rc, m, p);
             free(m);
             return;
         }
-        /* An upsert admits once; a follow-latest re-admission must not
-         * advance the generation again. */
-        h->req.flags &= ~VSCHED_REQ_CONTENT;
     }
-    int prio = h->req.priority;
+    int prio = h->priority;
     vsched__node *target = vsched__ensure_source(s, f, prio);
-    if (h->req.stage >= VSCHED_STAGE_ANALYSIS)
+    if (h->result.stage >= VSCHED_STAGE_ANALYSIS)
         target = vsched__ensure_analysis(s, f, prio, p);
-    if (h->req.stage == VSCHED_STAGE_ARTIFACT)
-        target = ensure_artifact(s, f, h->req.profile, prio, p);
-    if (h->req.cost_ns > 0)
-        vsched__graph_raise_weight(&s->graph, target, h->req.cost_ns);
+    if (h->result.stage == VSCHED_STAGE_ARTIFACT)
+        target = vsched__ensure_artifact(s, f, h->profile_key, prio, p);
+    if (h->cost_ns > 0) {
+        uint64_t us = h->cost_ns / 1000;
+        vsched__raise(s, target, prio,
+                      us > UINT32_MAX ? UINT32_MAX : (uint32_t)(us ? us : 1));
+    }
     if (vsched__node_terminal(target))
         vsched__handle_finish(s, h, target, p);
     else
@@ -183,13 +269,32 @@ void vsched__admit(vsched *s, vsched_handle *h, vsched__pass *p)
 
 void vsched__admit_batch(vsched *s, vsched_batch *b, vsched__pass *p)
 {
+    /* One batch, one publication: a root sees all of it or none. */
+    vsched__root_begin(s->root);
     for (size_t i = 0; i < b->n; i++)
-        vsched__admit(s, b->handles[i], p);
+        vsched__admit(s, &b->h[i], p);
+    vsched__readmit_drain(s, p);
+    vsched__root_end(s->root);
 }
 
-vsched__node *vsched__ensure_artifact(vsched *s, vsched__file *f,
-                                      const char *profile, int prio,
-                                      vsched__pass *p)
+void vsched__readmit_push(vsched *s, vsched_handle *h)
 {
-    return ensure_artifact(s, f, profile, prio, p);
+    h->next = NULL;
+    if (s->readmit_tail != NULL)
+        s->readmit_tail->next = h;
+    else
+        s->readmit = h;
+    s->readmit_tail = h;
+}
+
+void vsched__readmit_drain(vsched *s, vsched__pass *p)
+{
+    while (s->readmit != NULL) {
+        vsched_handle *h = s->readmit;
+        s->readmit = h->next;
+        if (s->readmit == NULL)
+            s->readmit_tail = NULL;
+        h->next = NULL;
+        vsched__admit(s, h, p);
+    }
 }

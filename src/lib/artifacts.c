@@ -23,19 +23,19 @@ int vsched_get_witnessed_source(vsched *s, const char *name,
     if (s == NULL || name == NULL || w == NULL ||
         strlen(name) >= sizeof w->name)
         return VSCHED_EINVAL;
-    pthread_mutex_lock(&s->lock);
+    vsched__lock(s);
     vsched__file *f = vsched__files_find(&s->files, name);
     int rc = VSCHED_ENOENT;
-    if (f != NULL && f->integrated && !f->retired) {
+    if (f != NULL && f->facts != NULL && !f->retired) {
         memset(w, 0, sizeof *w);
         w->incarnation = f->incarnation;
         w->generation = f->generation;
         snprintf(w->name, sizeof w->name, "%s", f->name);
         if (content_hash != NULL)
-            *content_hash = f->content_hash;
+            *content_hash = f->facts->content_hash;
         rc = VSCHED_OK;
     }
-    pthread_mutex_unlock(&s->lock);
+    vsched__unlock(s, NULL);
     return rc;
 }
 
@@ -58,11 +58,11 @@ int vsched_commit_artifact(vsched *s, const vsched_witness *w,
         return VSCHED_ENOMEM;
     if (len > 0)
         memcpy(copy, data, len);
-    pthread_mutex_lock(&s->lock);
+    vsched__lock(s);
     vsched__file *f = witnessed(s, w);
     int rc = VSCHED_ESTALE;
     if (f != NULL && f->generation == w->generation) {
-        vsched__artifact_slot *a = vsched__file_artifact(f, profile);
+        vsched__slot *a = vsched__file_slot(f, vsched__intern(s, profile));
         if (a == NULL) {
             rc = VSCHED_ENOMEM;
         } else {
@@ -75,7 +75,7 @@ int vsched_commit_artifact(vsched *s, const vsched_witness *w,
             rc = VSCHED_OK;
         }
     }
-    pthread_mutex_unlock(&s->lock);
+    vsched__unlock(s, NULL);
     free(copy);
     return rc;
 }
@@ -85,11 +85,11 @@ int vsched_remove_artifact_not_newer_than(vsched *s, const vsched_witness *w,
 {
     if (s == NULL || w == NULL || profile == NULL)
         return VSCHED_EINVAL;
-    pthread_mutex_lock(&s->lock);
+    vsched__lock(s);
     vsched__file *f = witnessed(s, w);
     int rc = f == NULL ? VSCHED_ESTALE : VSCHED_ENOENT;
-    for (size_t i = 0; f != NULL && i < f->n_artifacts; i++) {
-        vsched__artifact_slot *a = &f->artifacts[i];
+    for (size_t i = 0; f != NULL && i < f->n_slots; i++) {
+        vsched__slot *a = &f->slots[i];
         if (strcmp(a->profile, profile) != 0 || !a->committed)
             continue;
         if (a->committed_generation <= w->generation) {
@@ -100,7 +100,7 @@ int vsched_remove_artifact_not_newer_than(vsched *s, const vsched_witness *w,
             rc = VSCHED_OK;
         }
     }
-    pthread_mutex_unlock(&s->lock);
+    vsched__unlock(s, NULL);
     return rc;
 }
 
@@ -110,11 +110,11 @@ int vsched_get_artifact(vsched *s, const char *name, const char *profile,
     if (s == NULL || name == NULL || profile == NULL || data == NULL)
         return VSCHED_EINVAL;
     *data = NULL;
-    pthread_mutex_lock(&s->lock);
+    vsched__lock(s);
     vsched__file *f = vsched__files_find(&s->files, name);
     int rc = VSCHED_ENOENT;
-    for (size_t i = 0; f != NULL && i < f->n_artifacts; i++) {
-        vsched__artifact_slot *a = &f->artifacts[i];
+    for (size_t i = 0; f != NULL && i < f->n_slots; i++) {
+        vsched__slot *a = &f->slots[i];
         if (strcmp(a->profile, profile) != 0 || !a->committed)
             continue;
         *data = malloc(a->len > 0 ? a->len : 1);
@@ -130,6 +130,6 @@ int vsched_get_artifact(vsched *s, const char *name, const char *profile,
             *generation = a->committed_generation;
         rc = VSCHED_OK;
     }
-    pthread_mutex_unlock(&s->lock);
+    vsched__unlock(s, NULL);
     return rc;
 }

@@ -14,8 +14,8 @@
 static int ctx_is_cancelled(const vsched_ctx *ctx)
 {
     vsched__task *t = ctx->host;
-    return atomic_load_explicit((atomic_int *)&t->node->cancel,
-                                memory_order_acquire) ||
+    return (t->node != NULL &&
+            atomic_load_explicit(&t->node->cancel, memory_order_acquire)) ||
            atomic_load(&t->s->stopping);
 }
 

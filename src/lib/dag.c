@@ -11,10 +11,11 @@
  *   3. prepare (no lock): copies of every string, the job payloads, and the
  *      canonical name of each ARTIFACT spec (through the loader);
  *   4. under the scheduler lock: resolve existing ids, resources and dedupe
- *      keys, check room in the ready queue (BACKPRESSURED, or wait, ends
- *      here with nothing changed), then insert every node and edge, make
- *      the free ones ready and dispatch -- all in that one hold, so no
- *      observer sees part of the sub-DAG.
+ *      keys; check again for cycles now that specs sharing a key collapse
+ *      onto one node (A -> C, C -> B with B = A is a cycle); check room in
+ *      the ready queue (BACKPRESSURED, or wait, ends here with nothing
+ *      changed); then insert every node and edge and start runners -- all in
+ *      that one hold, so no observer sees part of the sub-DAG.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,35 +27,25 @@ void vsched__dag_init(vsched *s)
 {
     s->dag.ready_capacity =
         s->opts.ready_capacity != 0 ? s->opts.ready_capacity : 64;
-    s->dag.epoch = s->epoch;
+    s->dag.history = calloc(VSCHED__JOB_HISTORY, sizeof *s->dag.history);
+    if (s->dag.history == NULL)
+        abort();
     pthread_cond_init(&s->dag.changed, NULL);
 }
 
 void vsched__dag_fini(vsched *s)
 {
     for (size_t i = 0; i < s->dag.n_res; i++) {
+        vsched__nodevec_free(&s->dag.res[i]->holders);
         free(s->dag.res[i]->name);
         free(s->dag.res[i]);
     }
     free(s->dag.res);
     vsched__nodevec_free(&s->dag.parked);
     vsched__nodevec_free(&s->dag.keyed);
+    free(s->dag.history);
+    free(s->dag.admit);
     pthread_cond_destroy(&s->dag.changed);
-}
-
-void vsched__dag_sync(vsched *s)
-{
-    vsched__dag *d = &s->dag;
-    if (d->epoch == s->epoch)
-        return;
-    /* A reset retired the whole graph: nothing is parked, keyed, queued
-     * or held any more. */
-    d->parked.n = 0;
-    d->keyed.n = 0;
-    d->queued = 0;
-    for (size_t i = 0; i < d->n_res; i++)
-        d->res[i]->in_use = 0;
-    d->epoch = s->epoch;
 }
 
 /* ---- 1. shape ------------------------------------------------------------ */
@@ -98,34 +89,56 @@ static int spec_valid(vsched *s, const vsched_node_spec *ns, size_t i,
     return is_local(ns->parent, i) && all[ns->parent].what == VSCHED_SPEC_JOB;
 }
 
-/* Kahn's algorithm over the local edges: VSCHED_ECYCLE if any remain. */
-static int acyclic(const vsched_dag *dag)
+/* Kahn's algorithm over local edges mapped through rep[] (rep[i] is the
+ * spec node i becomes; SIZE_MAX drops edges into it): VSCHED_ECYCLE if any
+ * node remains. */
+static int acyclic(const vsched_dag *dag, const size_t *rep)
 {
     size_t n = dag->n_nodes;
     size_t *indeg = calloc(n + 1, sizeof *indeg);
     size_t *queue = calloc(n + 1, sizeof *queue);
+    int rc = VSCHED_OK;
     if (indeg == NULL || queue == NULL) {
-        free(indeg);
-        free(queue);
-        return VSCHED_ENOMEM;
+        rc = VSCHED_ENOMEM;
+        goto out;
     }
-    for (size_t e = 0; e < dag->n_edges; e++)
-        if (is_local(dag->edges[e].from, n))
-            indeg[dag->edges[e].to]++;
-    size_t head = 0, tail = 0;
+#define FROM(e) (rep != NULL ? rep[(e)->from] : (size_t)(e)->from)
+#define TO(e) (rep != NULL ? rep[(e)->to] : (size_t)(e)->to)
+    for (size_t e = 0; e < dag->n_edges; e++) {
+        const vsched_edge_spec *ed = &dag->edges[e];
+        if (!is_local(ed->from, n) || TO(ed) == SIZE_MAX ||
+            FROM(ed) == SIZE_MAX)
+            continue;
+        if (FROM(ed) == TO(ed)) {
+            rc = VSCHED_ECYCLE; /* collapsed onto one node */
+            goto out;
+        }
+        indeg[TO(ed)]++;
+    }
+    size_t head = 0, tail = 0, nodes = 0;
     for (size_t i = 0; i < n; i++)
-        if (indeg[i] == 0)
-            queue[tail++] = i;
+        if (rep == NULL || rep[i] == i) {
+            nodes++;
+            if (indeg[i] == 0)
+                queue[tail++] = i;
+        }
     while (head < tail) {
         size_t u = queue[head++];
-        for (size_t e = 0; e < dag->n_edges; e++)
-            if (dag->edges[e].from == (int64_t)u &&
-                --indeg[dag->edges[e].to] == 0)
-                queue[tail++] = (size_t)dag->edges[e].to;
+        for (size_t e = 0; e < dag->n_edges; e++) {
+            const vsched_edge_spec *ed = &dag->edges[e];
+            if (is_local(ed->from, n) && FROM(ed) == u && TO(ed) != SIZE_MAX &&
+                --indeg[TO(ed)] == 0)
+                queue[tail++] = TO(ed);
+        }
     }
+#undef FROM
+#undef TO
+    if (tail != nodes)
+        rc = VSCHED_ECYCLE;
+out:
     free(indeg);
     free(queue);
-    return tail == n ? VSCHED_OK : VSCHED_ECYCLE;
+    return rc;
 }
 
 static int shape_valid(vsched *s, const vsched_dag *dag)
@@ -148,7 +161,7 @@ static int shape_valid(vsched *s, const vsched_dag *dag)
              ed->gate != VSCHED_GATE_AFTER_ADMISSION))
             return VSCHED_EINVAL;
     }
-    return acyclic(dag);
+    return acyclic(dag, NULL);
 }
 
 /* ---- 3. preparation -------------------------------------------------------- */
@@ -177,6 +190,22 @@ static char **strv_copy(const char *const *v, size_t n)
     return c;
 }
 
+static void payload_free(vsched__job *j)
+{
+    if (j == NULL)
+        return;
+    free(j->kind);
+    free(j->name);
+    free(j->profile);
+    for (size_t i = 0; j->inputs != NULL && i < j->n_inputs; i++)
+        free(j->inputs[i]);
+    free(j->inputs);
+    free(j->key);
+    free(j->needs);
+    free(j->grants);
+    free(j);
+}
+
 static vsched__job *job_prepare(const vsched_node_spec *ns)
 {
     vsched__job *j = calloc(1, sizeof *j);
@@ -195,7 +224,7 @@ static vsched__job *job_prepare(const vsched_node_spec *ns)
         j->needs == NULL || j->grants == NULL ||
         (ns->profile != NULL && j->profile == NULL) ||
         (ns->dedupe_key != NULL && j->key == NULL)) {
-        vsched__job_free(j);
+        payload_free(j);
         return NULL;
     }
     return j;
@@ -205,8 +234,7 @@ static vsched__job *job_prepare(const vsched_node_spec *ns)
 static int canonical_name(vsched *s, const char *name, char **out)
 {
     const vsched_loader_binding *lb = &s->opts.loader;
-    vsched__node dummy = {0};
-    vsched__task probe = {.s = s, .node = &dummy};
+    vsched__task probe = {.s = s};
     vsched_ctx ctx;
     vsched__ctx_init(&ctx, &probe);
     char *canon = NULL;
@@ -229,7 +257,7 @@ static int canonical_name(vsched *s, const char *name, char **out)
 static void preps_free(prep *pr, size_t n)
 {
     for (size_t i = 0; pr != NULL && i < n; i++) {
-        vsched__job_free(pr[i].job);
+        payload_free(pr[i].job);
         free(pr[i].canonical);
     }
     free(pr);
@@ -268,36 +296,51 @@ static vsched__node *live_keyed(vsched *s, const char *key)
     return NULL;
 }
 
-/* Resolve existing ids, resources and dedupe keys; count the new jobs.
- * Changes nothing visible (an unconfigured resource may be created). */
+/* A job node an id names, for a parent or an edge. */
+static vsched__node *find_id(vsched *s, int64_t ref)
+{
+    return vsched__graph_find(&s->graph, (uint64_t)-ref);
+}
+
+/* Resolve existing ids, resources and dedupe keys; count the new jobs;
+ * check the collapsed shape. Changes nothing visible (an unconfigured
+ * resource may be created). */
 static int resolve(vsched *s, const vsched_dag *dag, prep *pr, size_t *fresh)
 {
     *fresh = 0;
     for (size_t e = 0; e < dag->n_edges; e++)
-        if (is_id(dag->edges[e].from) &&
-            vsched__graph_find(&s->graph, (uint64_t)-dag->edges[e].from) ==
-                NULL)
+        if (is_id(dag->edges[e].from) && find_id(s, dag->edges[e].from) == NULL)
             return VSCHED_ENOENT;
-    for (size_t i = 0; i < dag->n_nodes; i++) {
+    size_t n = dag->n_nodes;
+    size_t *rep = calloc(n + 1, sizeof *rep);
+    if (rep == NULL)
+        return VSCHED_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
         const vsched_node_spec *ns = &dag->nodes[i];
         pr[i].joined = NULL;
         pr[i].same_as = SIZE_MAX;
+        rep[i] = i;
         if (ns->what != VSCHED_SPEC_JOB)
             continue;
         if (is_id(ns->parent)) {
-            vsched__node *par =
-                vsched__graph_find(&s->graph, (uint64_t)-ns->parent);
-            if (par == NULL)
+            vsched__node *par = find_id(s, ns->parent);
+            if (par == NULL) {
+                free(rep);
                 return VSCHED_ENOENT;
-            if (par->job == NULL)
+            }
+            if (par->job == NULL) {
+                free(rep);
                 return VSCHED_EINVAL;
+            }
         }
         vsched__job *j = pr[i].job;
         j->n_needs = 0;
         for (size_t k = 0; k < ns->n_resources; k++) {
             vsched__resource *r = vsched__resource_get(s, ns->resources[k]);
-            if (r == NULL)
+            if (r == NULL) {
+                free(rep);
                 return VSCHED_ENOMEM;
+            }
             int dup = 0;
             for (size_t m = 0; m < j->n_needs; m++)
                 dup |= j->needs[m] == r;
@@ -312,17 +355,23 @@ static int resolve(vsched *s, const vsched_dag *dag, prep *pr, size_t *fresh)
                     strcmp(pr[k].job->key, j->key) == 0)
                     pr[i].same_as = k;
         }
-        if (pr[i].joined == NULL && pr[i].same_as == SIZE_MAX)
+        if (pr[i].joined != NULL)
+            rep[i] = SIZE_MAX; /* an existing node: edges into it drop */
+        else if (pr[i].same_as != SIZE_MAX)
+            rep[i] = pr[i].same_as;
+        else
             (*fresh)++;
     }
-    return VSCHED_OK;
+    int rc = acyclic(dag, rep);
+    free(rep);
+    return rc;
 }
 
 static vsched__node *ref_node(vsched *s, prep *pr, int64_t ref)
 {
     if (ref >= 0)
         return pr[ref].node;
-    return vsched__graph_find(&s->graph, (uint64_t)-ref);
+    return find_id(s, ref);
 }
 
 /* Create spec i's node (or take the one it is). */
@@ -335,15 +384,15 @@ static void insert_node(vsched *s, const vsched_node_spec *ns, prep *pr,
             vsched__files_ensure(&s->files, pr[i].canonical, &created);
         if (f == NULL)
             abort(); /* an insertion is never half done */
-        pr[i].node = vsched__ensure_artifact(s, f, ns->profile,
-                                             ns->priority, p);
+        pr[i].node = vsched__ensure_artifact(
+            s, f, vsched__intern(s, ns->profile), ns->priority, p);
         return;
     }
     if (pr[i].joined != NULL || pr[i].same_as != SIZE_MAX) {
         pr[i].node = pr[i].joined != NULL ? pr[i].joined
                                           : pr[pr[i].same_as].node;
         /* The same work, wanted at this priority too. */
-        vsched__graph_raise_priority(&s->graph, pr[i].node, ns->priority);
+        vsched__raise(s, pr[i].node, ns->priority, 0);
         return;
     }
     vsched__node *n = vsched__node_new(&s->graph, VSCHED__K_JOB,
@@ -353,15 +402,16 @@ static void insert_node(vsched *s, const vsched_node_spec *ns, prep *pr,
     vsched__job *j = pr[i].job;
     pr[i].job = NULL;
     n->job = j;
-    if (ns->parent != VSCHED_REF_NONE)
+    if (ns->parent != VSCHED_REF_NONE) {
         j->parent = ref_node(s, pr, ns->parent);
+        vsched__node_ref(j->parent);
+    }
     if ((j->sem = ns->sem) != NULL)
         atomic_fetch_add(&j->sem->refs, 1);
     if ((j->token = ns->token) != NULL)
         atomic_fetch_add(&j->token->refs, 1);
     vsched__job_adopt(n);
-    j->queued = 1;
-    s->dag.queued++;
+    vsched__job_register(s, n);
     if (j->key != NULL) {
         if (vsched__nodevec_push(&s->dag.keyed, n) != VSCHED_OK)
             abort();
@@ -383,10 +433,9 @@ static void insert(vsched *s, const vsched_dag *dag, prep *pr, uint64_t *ids,
         vsched__node *up = ref_node(s, pr, ed->from);
         vsched__node *d = pr[ed->to].node;
         /* Edges into a reused live job are dropped: its deps stand. */
-        if (pr[ed->to].joined != NULL)
+        if (pr[ed->to].joined != NULL || up == d)
             continue;
-        if (up != d)
-            vsched__job_link(s, up, d, ed->gate, p);
+        vsched__job_link(s, up, d, ed->gate, p);
     }
     for (size_t i = 0; i < dag->n_nodes; i++) {
         vsched__node *n = pr[i].node;
@@ -398,7 +447,7 @@ static void insert(vsched *s, const vsched_dag *dag, prep *pr, uint64_t *ids,
                                               : "cancelled",
                                     p);
         else
-            vsched__graph_make_ready_if_free(&s->graph, n);
+            vsched__make_ready_if_free(s, n);
     }
 }
 
@@ -430,11 +479,10 @@ int vsched_submit_dag(vsched *s, const vsched_dag *dag, uint64_t *ids,
     if ((rc = prepare(s, dag, &pr)) != VSCHED_OK)
         return rc;
     vsched__pass p = {0};
-    pthread_mutex_lock(&s->lock);
+    vsched__lock(s);
     size_t fresh = 0;
     int room = 0;
     for (;;) {
-        vsched__dag_sync(s);
         if (atomic_load(&s->stopping)) {
             rc = VSCHED_ESHUTDOWN;
             break;
@@ -449,19 +497,21 @@ int vsched_submit_dag(vsched *s, const vsched_dag *dag, uint64_t *ids,
             *admission = VSCHED_BACKPRESSURED; /* nothing changed */
             break;
         }
-        /* Existing ids stay valid while we wait (only a reset retires
-         * nodes, and the next round resolves everything again). */
+        /* Existing ids stay valid while we wait, or the next round's
+         * resolve says they are gone. */
+        s->node_waiters++;
         pthread_cond_wait(&s->dag.changed, &s->lock);
+        s->node_waiters--;
+        if (atomic_load(&s->stopping))
+            pthread_cond_broadcast(&s->quiet);
     }
     if (rc == VSCHED_OK && room) {
         insert(s, dag, pr, ids, &p);
         atomic_fetch_add(&s->submit_count, 1);
         *admission = VSCHED_ADMITTED;
-        vsched__dispatch(s);
+        vsched__kick(s);
     }
-    pthread_mutex_unlock(&s->lock);
-    vsched__pass_run(s, &p);
-    vsched__pass_free(&p);
+    vsched__unlock_run(s, &p);
     preps_free(pr, dag->n_nodes);
     return rc;
 }
@@ -472,25 +522,21 @@ int vsched_set_resource_capacity(vsched *s, const char *name,
     if (s == NULL || !nonempty(name) || capacity == 0)
         return VSCHED_EINVAL;
     vsched__pass p = {0};
-    pthread_mutex_lock(&s->lock);
-    vsched__dag_sync(s);
+    vsched__lock(s);
     vsched__resource *r = vsched__resource_get(s, name);
     if (r != NULL) {
         r->capacity = capacity;
         vsched__job_wake_parked(s); /* more room: parked jobs retry */
-        vsched__dispatch(s);
+        vsched__kick(s);
     }
-    pthread_mutex_unlock(&s->lock);
-    vsched__pass_run(s, &p);
-    vsched__pass_free(&p);
+    vsched__unlock_run(s, &p);
     return r != NULL ? VSCHED_OK : VSCHED_ENOMEM;
 }
 
 size_t vsched_ready_queue_depth(vsched *s)
 {
-    pthread_mutex_lock(&s->lock);
-    vsched__dag_sync(s);
+    vsched__lock(s);
     size_t n = s->dag.queued;
-    pthread_mutex_unlock(&s->lock);
+    vsched__unlock(s, NULL);
     return n;
 }

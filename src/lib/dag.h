@@ -3,37 +3,45 @@
  * start: named resources, CPU concurrency permits, parents, gates.
  *
  * A job is a graph node of kind VSCHED__K_JOB whose `job` field points at a
- * vsched__job. File stages (Source, Analysis, Artifact) stay what they were;
- * a job may depend on them (an ARTIFACT spec of vsched_submit_dag finds or
- * admits Artifact(file, profile) and links it like any upstream node), never
- * the reverse.
+ * vsched__job. File stages stay what they are; a job may depend on them
+ * (an ARTIFACT spec of vsched_submit_dag finds or admits Artifact(file,
+ * profile) and links it like any upstream node), never the reverse.
  *
- * Edges of a job carry gates (vsched_gate). The gate of an edge up -> job
- * lives in the job's `deps` (keyed by the upstream node), the edge itself in
- * the graph (up->downstream, job->upstream, deps_remaining) like every edge;
- * an AFTER_ADMISSION edge is also in up->admit_waiters, released by graph.c
- * when `up` is first pushed ready.
+ * Edges of a job carry gates (vsched_gate): the job's `deps` record each
+ * upstream node (a reference) with its gate; the edge itself is in the
+ * upstream's `down` list like every explicit edge. An AFTER_ADMISSION
+ * edge is also recorded in the scheduler's admission table (gate.c),
+ * released when the upstream is first pushed ready.
  *
- * Starting a job (driver.c calls vsched__job_can_start, then, once its task
- * is accepted by the pool, vsched__job_started -- both in one hold of the
- * scheduler lock) takes everything at once or nothing:
+ * Starting a job (runner.c asks vsched__job_can_start, and then
+ * vsched__job_started, in one hold of the lock) takes everything at once
+ * or nothing:
  *   - a permit of its semaphore, if any;
  *   - each resource: a borrow of an ancestor's grant if one holds it (the
  *     ancestor's grant serves ONE child branch at a time), else a fresh
  *     unit, which becomes this node's grant for its whole subtree.
- * A node that cannot start is parked (state PENDING, `parked`); every
- * release re-queues all parked nodes. A grant is released when its
- * holder's subtree is terminal: each terminal transition walks the parent
- * chain, decrementing `live` (the unfinished nodes of each subtree).
+ * A job that cannot start is parked (holding nothing); every release
+ * re-queues the parked jobs. Before parking, and whenever a unit is taken
+ * while jobs are parked, the wait-for graph is checked: a job waiting for
+ * units that only subtrees depending on it hold can never start, and is
+ * failed with a reason naming the chain (resource.c).
+ *
+ * Settling. A job's permit and grants follow its running work, not its
+ * state: they are given back when the job is terminal AND its task has
+ * returned (a reset or a cancellation ends the node at once, but a task
+ * still running keeps what it took until it returns). `live` counts the
+ * unsettled nodes of a subtree; the grants of a holder go back when its
+ * subtree has settled.
  *
  * Ready queue ledger: `queued` counts jobs admitted and not yet started
- * (pending, ready or parked). Writers, enumerated: vsched__dag_insert (+),
- * vsched__job_started and vsched__job_ended (-), vsched__dag_sync (reset).
+ * (pending, ready or parked). Writers, enumerated: vsched__job_register
+ * (+), vsched__job_started and vsched__job_ended (-). ready_depth_max is
+ * its high-water mark.
  *
- * Reset: vsched_reset moves the whole graph to the graveyard without
- * telling this module; every entry point calls vsched__dag_sync first,
- * which sees the epoch change and drops the parked list, the dedupe index,
- * the ledger and every resource's and semaphore's use count.
+ * Registry: non-terminal jobs are on the active list (token cancel, reset,
+ * teardown walk it); terminal jobs stay queryable by id in a bounded
+ * history (the newest VSCHED__JOB_HISTORY), then leave the graph and are
+ * freed once nothing refers to them.
  *
  * Thread-safety: everything here runs with the scheduler lock held, except
  * where a function says otherwise. The semaphore and token objects are
@@ -53,12 +61,16 @@
 #include "graph.h"
 
 struct vsched__pass;
+struct vsched__task;
+
+#define VSCHED__JOB_HISTORY 4096
 
 /* A named counting semaphore. */
 typedef struct vsched__resource {
     char *name;               /* owned */
     unsigned capacity;
     unsigned in_use;          /* units held as grants */
+    vsched__nodevec holders;  /* nodes holding a unit (no references) */
 } vsched__resource;
 
 /* A unit of a resource held for a node's subtree. */
@@ -70,7 +82,7 @@ typedef struct vsched__grant {
 
 /* One upstream edge of a job and its gate. */
 typedef struct vsched__jobdep {
-    vsched__node *up;
+    vsched__node *up;         /* a reference */
     vsched_gate gate;
 } vsched__jobdep;
 
@@ -78,7 +90,6 @@ struct vsched_sem {
     vsched *s;
     unsigned capacity;
     unsigned in_use;          /* scheduler lock */
-    uint64_t epoch;           /* s->epoch in_use belongs to */
     atomic_int refs;
 };
 
@@ -96,8 +107,8 @@ typedef struct vsched__job {
     char *key;                    /* dedupe key or NULL (owned) */
     vsched__jobdep *deps;         /* upstream edges with gates, in order */
     size_t n_deps;
-    vsched__node *parent;         /* a job node, or NULL */
-    size_t live;                  /* unfinished nodes of the subtree */
+    vsched__node *parent;         /* a job node (reference), or NULL */
+    size_t live;                  /* unsettled nodes of the subtree */
     vsched__resource **needs;     /* resources taken at start */
     size_t n_needs;
     vsched__grant *grants;        /* units held for the subtree */
@@ -105,70 +116,92 @@ typedef struct vsched__job {
     vsched_sem *sem;              /* a reference, or NULL */
     vsched_token *token;          /* a reference, or NULL */
     char *output;                 /* produced path (owned) */
+    vsched__node *prev, *next;    /* the active list */
     unsigned queued : 1;          /* counted in the ready-queue ledger */
     unsigned parked : 1;          /* on the parked list */
     unsigned permit : 1;          /* holds a permit of sem */
     unsigned keyed : 1;           /* in the dedupe index */
+    unsigned task_out : 1;        /* its task has not returned */
+    unsigned settled : 1;         /* terminal and its task back */
+    unsigned active : 1;          /* on the active list */
 } vsched__job;
+
+/* An AFTER_ADMISSION edge waiting for its upstream's first admission. */
+typedef struct vsched__admit_edge {
+    vsched__node *up, *down;      /* references */
+} vsched__admit_edge;
 
 /* The scheduler's job-graph state (a member of struct vsched). */
 typedef struct vsched__dag {
-    uint64_t epoch;               /* s->epoch this state belongs to */
     size_t ready_capacity;
     size_t queued;                /* the ready-queue ledger */
+    size_t queued_max;            /* its high-water mark */
     vsched__resource **res;       /* the resource table */
     size_t n_res, cap_res;
-    vsched__nodevec parked;       /* jobs waiting for a resource or permit */
-    vsched__nodevec keyed;        /* live jobs with a dedupe key */
-    /* changed: broadcast (after the unlock, by vsched__pass_run, or under
-     * the lock) when nodes end or the ledger drops; waited on with the
-     * scheduler lock by vsched_node_wait and blocking submitters. */
+    vsched__nodevec parked;       /* jobs waiting for a resource or permit
+                                     (references) */
+    vsched__nodevec keyed;        /* live jobs with a dedupe key (no refs) */
+    vsched__node *active;         /* non-terminal jobs (the graph's ref) */
+    vsched__node **history;       /* terminal jobs, a ring (the graph's ref) */
+    size_t hist_head, hist_n;
+    vsched__admit_edge *admit;    /* pending AFTER_ADMISSION edges */
+    size_t n_admit, cap_admit;
+    /* changed: broadcast when nodes end or the ledger drops; waited on
+     * with the scheduler lock by vsched_node_wait and blocking
+     * submitters. */
     pthread_cond_t changed;
 } vsched__dag;
 
-/* ---- dag.c: submission ------------------------------------------------- */
+/* ---- dag.c: submission --------------------------------------------------- */
 void vsched__dag_init(vsched *s);
 void vsched__dag_fini(vsched *s);
-/* Forget state of an earlier epoch (after a reset). */
-void vsched__dag_sync(vsched *s);
 
-/* ---- resource.c: resources, permits, parents --------------------------- */
+/* ---- resource.c: resources, permits, parents, deadlocks ------------------ */
 vsched__resource *vsched__resource_get(vsched *s, const char *name);
 /* Account a new node in its parents' subtrees. */
 void vsched__job_adopt(vsched__node *n);
-/* Can n start now? If not, park it and return 0. */
-int vsched__job_can_start(vsched *s, vsched__node *n);
-/* n's task was accepted: take what can_start found free. */
-void vsched__job_started(vsched *s, vsched__node *n);
-/* Move every parked job back to the ready heap; each retries at
- * dispatch. */
+/* Can n start now? If not, park it (or fail it when it never can) and
+ * return 0. */
+int vsched__job_can_start(vsched *s, vsched__node *n,
+                          struct vsched__pass *p);
+/* n starts: take what can_start found free. */
+void vsched__job_started(vsched *s, vsched__node *n, struct vsched__pass *p);
+/* Move every parked job back to the ready queue. */
 void vsched__job_wake_parked(vsched *s);
-/* n (a job) became terminal: permit, ledger, subtree roll-up, grants. */
+/* n (a job) became terminal: ledger, dedupe key, registry; and, if its
+ * task is not out, settle it. */
 void vsched__job_ended(vsched *s, vsched__node *n);
+/* n's task returned (its node may have ended meanwhile). */
+void vsched__job_task_returned(vsched *s, vsched__node *n);
+/* Put a new job on the active list and in the ledger. */
+void vsched__job_register(vsched *s, vsched__node *n);
+/* Forget every terminal job of the history (reset). */
+void vsched__job_history_clear(vsched *s);
 
-/* ---- gate.c: edges with gates, job outcomes ----------------------------- */
+/* ---- gate.c: edges with gates, job outcomes ------------------------------ */
 /* Record up -> d (d a new job) with gate; applies it at once when up is
- * already terminal or admitted. */
+ * already terminal or admitted. Nothing is recorded when d already
+ * ended. */
 void vsched__job_link(vsched *s, vsched__node *up, vsched__node *d,
                       vsched_gate gate, struct vsched__pass *p);
 /* up ended: apply the gate of up -> d (d a job). */
 void vsched__job_upstream_ended(vsched *s, vsched__node *up, vsched__node *d,
                                 struct vsched__pass *p);
+/* n was pushed ready for the first time: its AFTER_ADMISSION edges. */
+void vsched__job_admitted(vsched *s, vsched__node *n, struct vsched__pass *p);
 /* Cancel n (not terminal) and everything downstream of it, transitively. */
 void vsched__job_cancel_tree(vsched *s, vsched__node *n, const char *reason,
                              struct vsched__pass *p);
-/* A finished job task (lock held, current epoch). */
-struct vsched__task;
+/* A finished job task (lock held). */
 void vsched__job_complete(vsched *s, struct vsched__task *t,
                           struct vsched__pass *p);
-/* The task of a job node; NULL on exhaustion. */
+/* The task of a job node starting now; NULL on exhaustion. */
 struct vsched__task *vsched__job_task(vsched *s, vsched__node *n);
-/* Free a task's job input (task_free). */
+/* Free a task's job input. */
 void vsched__job_in_free(vsched_job_in *in);
 /* Name of any node for messages: job name or source name. */
 const char *vsched__node_name(const vsched__node *n);
-
-/* ---- graph.c calls this when it frees a node ---------------------------- */
-void vsched__job_free(vsched__job *j);
+/* Free a job's payload; called when its node is freed. */
+void vsched__job_free(vsched *s, vsched__node *n);
 
 #endif

@@ -36,8 +36,9 @@ static vsched_node_state public_state(const vsched__node *n)
 {
     switch (n->state) {
     case VSCHED__PENDING:
-        /* Popped for dispatch, or parked on a resource: its gates fired. */
-        return n->admitted || (n->job != NULL && n->job->parked)
+        /* Parked on a resource, or taken for a start: its gates fired. */
+        return (n->job != NULL && n->job->parked) ||
+                       (n->admitted && n->deps_remaining == 0)
                    ? VSCHED_NODE_READY
                    : VSCHED_NODE_PENDING;
     case VSCHED__READY:
@@ -65,10 +66,8 @@ static const char *output_path(const vsched__node *n)
     if (n->kind != VSCHED__K_ARTIFACT || n->file == NULL ||
         n->state != VSCHED__DONE)
         return NULL;
-    for (size_t i = 0; i < n->file->n_artifacts; i++)
-        if (strcmp(n->file->artifacts[i].profile, n->profile) == 0)
-            return n->file->artifacts[i].path;
-    return NULL;
+    vsched__slot *sl = vsched__file_find_slot(n->file, n->profile);
+    return sl != NULL ? sl->path : NULL;
 }
 
 static void fill(vsched_node_info *out, const vsched__node *n)
@@ -81,12 +80,14 @@ static void fill(vsched_node_info *out, const vsched__node *n)
         .started_ns = n->started_ns,
         .finished_ns = n->finished_ns,
         .name = dup_or_null(vsched__node_name(n)),
-        .message = dup_or_null(n->message),
-        .failed_dep = dup_or_null(n->failed_dep),
+        .message = dup_or_null(n->why != NULL ? n->why->message : NULL),
+        .failed_dep = dup_or_null(n->why != NULL ? n->why->failed_dep : NULL),
         .output = dup_or_null(output_path(n)),
     };
-    out->diags = vsched__diags_copy(n->diags, n->n_diags);
-    out->n_diags = out->diags != NULL ? n->n_diags : 0;
+    if (n->why != NULL) {
+        out->diags = vsched__diags_copy(n->why->diags, n->why->n_diags);
+        out->n_diags = out->diags != NULL ? n->why->n_diags : 0;
+    }
 }
 
 int vsched_node_get(vsched *s, uint64_t id, vsched_node_info *out)
@@ -94,11 +95,11 @@ int vsched_node_get(vsched *s, uint64_t id, vsched_node_info *out)
     if (s == NULL || out == NULL)
         return VSCHED_EINVAL;
     memset(out, 0, sizeof *out);
-    pthread_mutex_lock(&s->lock);
+    vsched__lock(s);
     vsched__node *n = vsched__graph_find(&s->graph, id);
     if (n != NULL)
         fill(out, n);
-    pthread_mutex_unlock(&s->lock);
+    vsched__unlock(s, NULL);
     return n != NULL ? VSCHED_OK : VSCHED_ENOENT;
 }
 
@@ -107,16 +108,26 @@ int vsched_node_wait(vsched *s, uint64_t id, vsched_node_info *out)
     if (s == NULL || out == NULL)
         return VSCHED_EINVAL;
     memset(out, 0, sizeof *out);
-    pthread_mutex_lock(&s->lock);
+    vsched__lock(s);
     vsched__node *n;
-    /* Look the id up each round: a reset retires the node object. */
+    int rc = VSCHED_OK;
+    /* Look the id up each round: the node may be freed meanwhile. Teardown
+     * answers every waiter before it frees anything. */
+    s->node_waiters++;
     while ((n = vsched__graph_find(&s->graph, id)) != NULL &&
-           !vsched__node_terminal(n))
+           !vsched__node_terminal(n) && !atomic_load(&s->stopping))
         pthread_cond_wait(&s->dag.changed, &s->lock);
-    if (n != NULL)
+    if (n == NULL)
+        rc = atomic_load(&s->stopping) ? VSCHED_ESHUTDOWN : VSCHED_ENOENT;
+    else if (!vsched__node_terminal(n))
+        rc = VSCHED_ESHUTDOWN;
+    else
         fill(out, n);
-    pthread_mutex_unlock(&s->lock);
-    return n != NULL ? VSCHED_OK : VSCHED_ENOENT;
+    s->node_waiters--;
+    if (atomic_load(&s->stopping))
+        pthread_cond_broadcast(&s->quiet);
+    vsched__unlock(s, NULL);
+    return rc;
 }
 
 void vsched_node_info_clear(vsched_node_info *info)
@@ -179,17 +190,49 @@ static void json_job(FILE *f, const vsched__node *n)
     fputc(']', f);
 }
 
-static void json_node(FILE *f, const vsched__node *n)
+/* The structural upstream of a file stage: what it waits (or waited) on,
+ * as the current nodes of its inputs. */
+static void json_upstream(vsched *s, FILE *f, const vsched__node *n)
 {
+    const vsched__file *fl = n->file;
+    int first = 1;
+#define ID(x)                                                                 \
+    do {                                                                      \
+        if ((x) != NULL && (x) != n) {                                        \
+            fprintf(f, "%s%llu", first ? "" : ",",                            \
+                    (unsigned long long)(x)->id);                             \
+            first = 0;                                                        \
+        }                                                                     \
+    } while (0)
+    fputs(",\"upstream\":[", f);
+    if (n->kind == VSCHED__K_ARTIFACT) {
+        ID(fl->analysis);
+    } else if (n->kind == VSCHED__K_ANALYSIS) {
+        ID(fl->source);
+        for (size_t i = 0; i < fl->n_blockers; i++) {
+            vsched__file *b = fl->blockers[i];
+            if (b->retired)
+                b = vsched__files_find_h(&s->files, b->name, 0, b->hash);
+            if (b != NULL)
+                ID(b->analysis);
+        }
+    }
+#undef ID
+    fputc(']', f);
+}
+
+static void json_node(vsched *s, FILE *f, const vsched__node *n)
+{
+    const vsched__outcome *o = n->why;
     fprintf(f, "{\"id\":%llu,\"kind\":\"%s\",\"name\":",
             (unsigned long long)n->id, kind_name(n));
     json_str(f, vsched__node_name(n));
     fprintf(f, ",\"state\":\"%s\",\"priority\":%d,\"status\":%d",
             vsched_node_state_name(public_state(n)), n->priority, n->status);
     fputs(",\"error\":", f);
-    json_str(f, n->message);
+    json_str(f, o != NULL ? o->message : NULL);
     fputs(",\"failed_dep\":", f);
-    json_str(f, n->failed_dep);
+    json_str(f, o != NULL ? o->failed_dep : NULL);
     fprintf(f, ",\"started_ns\":%llu,\"finished_ns\":%llu",
             (unsigned long long)n->started_ns,
             (unsigned long long)n->finished_ns);
@@ -198,15 +241,25 @@ static void json_node(FILE *f, const vsched__node *n)
     } else {
         fputs(",\"profile\":", f);
         json_str(f, n->profile);
-        fputs(",\"upstream\":[", f);
-        for (size_t i = 0; i < n->upstream.n; i++)
-            fprintf(f, "%s%llu", i ? "," : "",
-                    (unsigned long long)n->upstream.v[i]->id);
-        fputc(']', f);
+        json_upstream(s, f, n);
     }
     fputs(",\"output\":", f);
     json_str(f, output_path(n));
     fputc('}', f);
+}
+
+static void collect(vsched__node *n, void *user)
+{
+    vsched__nodevec *v = user;
+    if (vsched__nodevec_push(v, n) != VSCHED_OK)
+        abort();
+}
+
+static int by_id(const void *a, const void *b)
+{
+    uint64_t x = (*(vsched__node *const *)a)->id;
+    uint64_t y = (*(vsched__node *const *)b)->id;
+    return x < y ? -1 : x > y;
 }
 
 int vsched_graph_json(vsched *s, char **buf, size_t *len)
@@ -216,14 +269,18 @@ int vsched_graph_json(vsched *s, char **buf, size_t *len)
     FILE *f = open_memstream(buf, len);
     if (f == NULL)
         return VSCHED_ENOMEM;
-    pthread_mutex_lock(&s->lock);
+    vsched__lock(s);
+    vsched__nodevec all = {0};
+    vsched__graph_each(&s->graph, collect, &all);
+    qsort(all.v, all.n, sizeof *all.v, by_id);
     fputs("{\"nodes\":[", f);
-    for (size_t i = 0; i < s->graph.all.n; i++) {
+    for (uint32_t i = 0; i < all.n; i++) {
         fputs(i ? ",\n" : "\n", f);
-        json_node(f, s->graph.all.v[i]);
+        json_node(s, f, all.v[i]);
     }
     fputs("\n]}\n", f);
-    pthread_mutex_unlock(&s->lock);
+    vsched__unlock(s, NULL);
+    vsched__nodevec_free(&all);
     int bad = ferror(f);
     if (fclose(f) != 0 || bad) {
         free(*buf);

@@ -1,31 +1,26 @@
 /*
- * files -- the file-node table; see files.h.
+ * files -- file node objects, facts, snapshots and the name table; see
+ * files.h.
  */
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <xxhash.h>
 
-#include "files.h"
+#include "internal.h"
 
 /* Process-wide: incarnations are never reused, across schedulers too. */
 static atomic_uint_fast64_t next_incarnation = 1;
 
-void vsched__files_init(vsched__files *t)
-{
-    *t = (vsched__files){0};
-}
+/* ---- snapshots ---------------------------------------------------------------- */
 
-vsched__snap *vsched__snap_new(void *p, const vsched_executor_binding *eb,
-                               pthread_mutex_t *serial)
+vsched__snap *vsched__snap_new(void *p)
 {
     vsched__snap *sn = malloc(sizeof *sn);
     if (sn == NULL)
         return NULL;
     sn->p = p;
-    sn->eb = eb;
-    sn->serial = serial;
+    sn->next_dead = NULL;
     atomic_init(&sn->refs, 1);
     return sn;
 }
@@ -33,111 +28,402 @@ vsched__snap *vsched__snap_new(void *p, const vsched_executor_binding *eb,
 vsched__snap *vsched__snap_ref(vsched__snap *sn)
 {
     if (sn != NULL)
-        atomic_fetch_add(&sn->refs, 1);
+        atomic_fetch_add_explicit(&sn->refs, 1, memory_order_relaxed);
     return sn;
 }
 
-void vsched__snap_unref(vsched__snap *sn)
+static void free_list(vsched *s, vsched__snap *list)
 {
-    if (sn == NULL || atomic_fetch_sub(&sn->refs, 1) != 1)
+    const vsched_executor_binding *eb = &s->opts.executor;
+    while (list != NULL) {
+        vsched__snap *next = list->next_dead;
+        if (list->p != NULL)
+            eb->ops->snapshot_free(eb->inst, list->p);
+        free(list);
+        list = next;
+    }
+}
+
+void vsched__executor_flush(vsched *s, int wait)
+{
+    while (atomic_load(&s->serial_pending) != NULL) {
+        if (wait)
+            pthread_mutex_lock(&s->serial_executor);
+        else if (pthread_mutex_trylock(&s->serial_executor) != 0)
+            return; /* its holder flushes after its call */
+        free_list(s, atomic_exchange(&s->serial_pending, NULL));
+        pthread_mutex_unlock(&s->serial_executor);
+    }
+}
+
+void vsched__snaps_free(vsched *s, vsched__snap *list)
+{
+    if (list == NULL)
         return;
-    if (sn->p != NULL) {
-        if (sn->serial != NULL)
-            pthread_mutex_lock(sn->serial);
-        sn->eb->ops->snapshot_free(sn->eb->inst, sn->p);
-        if (sn->serial != NULL)
-            pthread_mutex_unlock(sn->serial);
+    if (s->opts.executor.thread_safe) {
+        free_list(s, list);
+        return;
     }
-    free(sn);
+    /* A serialised executor may be busy with another file's work: the
+     * frees go to whoever holds its lock next, never waited for here. */
+    vsched__snap *tail = list;
+    while (tail->next_dead != NULL)
+        tail = tail->next_dead;
+    vsched__snap *head = atomic_load(&s->serial_pending);
+    do
+        tail->next_dead = head;
+    while (!atomic_compare_exchange_weak(&s->serial_pending, &head, list));
+    vsched__executor_flush(s, 0);
 }
 
-void vsched__file_clear_source(vsched__file *f)
+void vsched__snap_unref(vsched *s, vsched__snap *sn)
 {
-    vsched__snap_unref(f->snap);
-    f->snap = NULL;
-    free(f->deps);
-    free(f->blockers);
-    f->deps = f->blockers = NULL;
-    f->n_deps = f->n_blockers = 0;
-    f->integrated = 0;
-    f->content_hash = 0;
-    f->analysis_hash = 0;
-}
-
-void vsched__file_free(vsched__file *f)
-{
-    vsched__file_clear_source(f);
-    for (size_t i = 0; i < f->n_artifacts; i++) {
-        free(f->artifacts[i].profile);
-        free(f->artifacts[i].path);
-        free(f->artifacts[i].data);
+    if (sn == NULL || atomic_fetch_sub_explicit(&sn->refs, 1,
+                                                memory_order_acq_rel) != 1)
+        return;
+    if (vsched__holds_lock(s)) {
+        /* No plugin call under the scheduler lock: after the unlock. */
+        sn->next_dead = s->dead_snaps;
+        s->dead_snaps = sn;
+        return;
     }
-    free(f->artifacts);
-    free(f->content);
-    free(f->name);
-    free(f);
+    sn->next_dead = NULL;
+    vsched__snaps_free(s, sn);
 }
 
-void vsched__files_fini(vsched__files *t)
+/* ---- facts -------------------------------------------------------------------- */
+
+vsched__facts *vsched__facts_new(uint64_t content_hash,
+                                 vsched__file *const *deps, size_t n_deps,
+                                 vsched__file *const *blockers,
+                                 size_t n_blockers)
 {
-    for (size_t i = 0; i < t->cap; i++)
-        if (t->slots[i] != NULL)
-            vsched__file_free(t->slots[i]);
-    free(t->slots);
-    *t = (vsched__files){0};
+    size_t bytes = 0;
+    for (size_t i = 0; i < n_deps; i++)
+        bytes += strlen(deps[i]->name) + 1;
+    for (size_t i = 0; i < n_blockers; i++)
+        bytes += strlen(blockers[i]->name) + 1;
+    size_t n = n_deps + n_blockers;
+    vsched__facts *fa = malloc(sizeof *fa + (n + 1) * sizeof(char *) + bytes);
+    if (fa == NULL)
+        return NULL;
+    atomic_init(&fa->refs, 1);
+    fa->content_hash = content_hash;
+    fa->n_deps = n_deps;
+    fa->n_blockers = n_blockers;
+    fa->dep_names = (const char **)(fa + 1);
+    fa->blocker_names = fa->dep_names + n_deps;
+    char *at = (char *)(fa->dep_names + n + 1);
+    for (size_t i = 0; i < n; i++) {
+        const char *name = i < n_deps ? deps[i]->name
+                                      : blockers[i - n_deps]->name;
+        size_t l = strlen(name) + 1;
+        memcpy(at, name, l);
+        fa->dep_names[i] = at;
+        at += l;
+    }
+    return fa;
 }
 
-static size_t slot_of(const vsched__files *t, const char *name)
+vsched__facts *vsched__facts_ref(vsched__facts *fa)
 {
-    size_t mask = t->cap - 1;
-    size_t i = (size_t)XXH3_64bits(name, strlen(name)) & mask;
-    while (t->slots[i] != NULL && strcmp(t->slots[i]->name, name) != 0)
+    if (fa != NULL)
+        atomic_fetch_add_explicit(&fa->refs, 1, memory_order_relaxed);
+    return fa;
+}
+
+void vsched__facts_unref(vsched__facts *fa)
+{
+    if (fa != NULL &&
+        atomic_fetch_sub_explicit(&fa->refs, 1, memory_order_acq_rel) == 1)
+        free(fa);
+}
+
+/* ---- file objects ------------------------------------------------------------- */
+
+vsched__file *vsched__file_new(const char *name, size_t len, uint64_t hash,
+                               uint64_t lifetime)
+{
+    vsched__file *f = calloc(1, sizeof *f + len + 1);
+    if (f == NULL)
+        return NULL;
+    memcpy(f->name, name, len);
+    f->name[len] = '\0';
+    atomic_init(&f->refs, 1);
+    f->incarnation = atomic_fetch_add(&next_incarnation, 1);
+    f->lifetime = lifetime != 0 ? lifetime : f->incarnation;
+    f->hash = hash;
+    f->kind = "";
+    return f;
+}
+
+/* ---- the dependents index --------------------------------------------------- */
+
+typedef struct vsched__depentry {
+    uint64_t hash;
+    vsched__filevec files;
+    char name[];
+} vsched__depentry;
+
+static size_t dep_slot(vsched__depentry *const *slots, size_t cap,
+                       const char *name, uint64_t hash)
+{
+    size_t mask = cap - 1;
+    size_t i = (size_t)hash & mask;
+    while (slots[i] != NULL &&
+           (slots[i]->hash != hash || strcmp(slots[i]->name, name) != 0))
         i = (i + 1) & mask;
     return i;
 }
 
-vsched__file *vsched__files_find(const vsched__files *t, const char *name)
+static vsched__depentry *dep_find(const vsched__dependents *d,
+                                  const vsched__file *named)
 {
+    if (d->cap == 0)
+        return NULL;
+    return d->slots[dep_slot(d->slots, d->cap, named->name, named->hash)];
+}
+
+static vsched__depentry *dep_ensure(vsched__dependents *d,
+                                    const vsched__file *named)
+{
+    vsched__depentry *e = dep_find(d, named);
+    if (e != NULL)
+        return e;
+    if ((d->n + 1) * 4 > d->cap * 3) {
+        size_t cap = d->cap ? d->cap * 2 : 64;
+        vsched__depentry **slots = calloc(cap, sizeof *slots);
+        if (slots == NULL)
+            abort(); /* an unindexed dependent would miss invalidations */
+        for (size_t i = 0; i < d->cap; i++)
+            if (d->slots[i] != NULL)
+                slots[dep_slot(slots, cap, d->slots[i]->name,
+                               d->slots[i]->hash)] = d->slots[i];
+        free(d->slots);
+        d->slots = slots;
+        d->cap = cap;
+    }
+    size_t len = strlen(named->name);
+    e = calloc(1, sizeof *e + len + 1);
+    if (e == NULL)
+        abort();
+    e->hash = named->hash;
+    memcpy(e->name, named->name, len + 1);
+    d->slots[dep_slot(d->slots, d->cap, e->name, e->hash)] = e;
+    d->n++;
+    return e;
+}
+
+const vsched__filevec *vsched__dependents_of(const vsched *s,
+                                             const vsched__file *named)
+{
+    const vsched__depentry *e = dep_find(&s->dependents, named);
+    return e != NULL ? &e->files : NULL;
+}
+
+void vsched__dependents_fini(vsched__dependents *d)
+{
+    for (size_t i = 0; i < d->cap; i++)
+        if (d->slots[i] != NULL) {
+            free(d->slots[i]->files.v);
+            free(d->slots[i]);
+        }
+    free(d->slots);
+    *d = (vsched__dependents){0};
+}
+
+static void filevec_remove(vsched__filevec *v, const vsched__file *f)
+{
+    for (uint32_t i = 0; i < v->n; i++)
+        if (v->v[i] == f) {
+            v->v[i] = v->v[--v->n];
+            return;
+        }
+}
+
+static void filevec_push(vsched__filevec *v, vsched__file *f)
+{
+    if (v->n == v->cap) {
+        uint32_t cap = v->cap ? v->cap * 2 : 4;
+        vsched__file **nv = realloc(v->v, cap * sizeof *nv);
+        if (nv == NULL)
+            abort(); /* an unindexed dependent would miss invalidations */
+        v->v = nv;
+        v->cap = cap;
+    }
+    v->v[v->n++] = f;
+}
+
+static void index_blockers(vsched *s, vsched__file *f, int add)
+{
+    for (size_t i = 0; i < f->n_blockers; i++) {
+        if (add) {
+            filevec_push(&dep_ensure(&s->dependents, f->blockers[i])->files,
+                         f);
+            continue;
+        }
+        vsched__depentry *e = dep_find(&s->dependents, f->blockers[i]);
+        if (e != NULL)
+            filevec_remove(&e->files, f);
+    }
+}
+
+void vsched__file_clear_source(vsched *s, vsched__file *f)
+{
+    if (f->facts == NULL)
+        return;
+    index_blockers(s, f, 0);
+    s->n_blockers -= f->n_blockers;
+    vsched__snap_unref(s, f->snap);
+    for (size_t i = 0; i < f->n_deps; i++)
+        vsched__file_unref(s, f->deps[i]);
+    for (size_t i = 0; i < f->n_blockers; i++)
+        vsched__file_unref(s, f->blockers[i]);
+    free(f->deps); /* blockers share the allocation */
+    vsched__facts_unref(f->facts);
+    f->facts = NULL;
+    f->snap = NULL;
+    f->deps = f->blockers = NULL;
+    f->n_deps = f->n_blockers = 0;
+}
+
+void vsched__file_set_source(vsched *s, vsched__file *f, vsched__snap *snap,
+                             vsched__file *const *deps, size_t n_deps,
+                             vsched__file *const *blockers,
+                             size_t n_blockers, vsched__facts *fa)
+{
+    vsched__file_clear_source(s, f);
+    vsched__file **v = malloc((n_deps + n_blockers + 1) * sizeof *v);
+    if (v == NULL)
+        abort(); /* integration is never half done */
+    for (size_t i = 0; i < n_deps; i++)
+        v[i] = vsched__file_ref(deps[i]);
+    for (size_t i = 0; i < n_blockers; i++)
+        v[n_deps + i] = vsched__file_ref(blockers[i]);
+    f->deps = v;
+    f->blockers = v + n_deps;
+    f->n_deps = n_deps;
+    f->n_blockers = n_blockers;
+    f->snap = snap;
+    f->facts = fa;
+    index_blockers(s, f, 1);
+    s->n_blockers += n_blockers;
+}
+
+void vsched__file_unref(vsched *s, vsched__file *f)
+{
+    if (atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    /* Out of the table and unreferenced: nothing indexes it any more
+     * (its facts were dropped when it left the table). */
+    if (f->retired)
+        atomic_fetch_sub(&s->n_retired_files, 1);
+    vsched__file_clear_source(s, f);
+    for (uint32_t i = 0; i < f->n_slots; i++) {
+        free(f->slots[i].path);
+        free(f->slots[i].data);
+    }
+    free(f->slots);
+    free(f->content);
+    if (f->successor != NULL)
+        vsched__file_unref(s, f->successor);
+    free(f);
+}
+
+vsched__slot *vsched__file_find_slot(vsched__file *f, const char *profile)
+{
+    for (uint32_t i = 0; i < f->n_slots; i++)
+        if (f->slots[i].profile == profile)
+            return &f->slots[i];
+    return NULL;
+}
+
+vsched__slot *vsched__file_slot(vsched__file *f, const char *profile)
+{
+    vsched__slot *sl = vsched__file_find_slot(f, profile);
+    if (sl != NULL)
+        return sl;
+    vsched__slot *v = realloc(f->slots, (f->n_slots + 1) * sizeof *v);
+    if (v == NULL)
+        return NULL;
+    f->slots = v;
+    sl = &v[f->n_slots++];
+    *sl = (vsched__slot){.profile = profile};
+    return sl;
+}
+
+/* ---- the table ---------------------------------------------------------------- */
+
+void vsched__files_init(vsched__files *t)
+{
+    *t = (vsched__files){0};
+}
+
+uint64_t vsched__name_hash(const char *name, size_t len)
+{
+    return XXH3_64bits(name, len);
+}
+
+static size_t slot_of(vsched__file *const *slots, size_t cap,
+                      const char *name, uint64_t hash)
+{
+    size_t mask = cap - 1;
+    size_t i = (size_t)hash & mask;
+    while (slots[i] != NULL &&
+           (slots[i]->hash != hash || strcmp(slots[i]->name, name) != 0))
+        i = (i + 1) & mask;
+    return i;
+}
+
+vsched__file *vsched__files_find_h(const vsched__files *t, const char *name,
+                                   size_t len, uint64_t hash)
+{
+    (void)len;
     if (t->cap == 0)
         return NULL;
-    return t->slots[slot_of(t, name)];
+    return t->slots[slot_of(t->slots, t->cap, name, hash)];
+}
+
+vsched__file *vsched__files_find(const vsched__files *t, const char *name)
+{
+    size_t len = strlen(name);
+    return vsched__files_find_h(t, name, len, vsched__name_hash(name, len));
 }
 
 static int grow(vsched__files *t)
 {
     size_t cap = t->cap ? t->cap * 2 : 64;
-    vsched__files nt = {.slots = calloc(cap, sizeof(vsched__file *)),
-                        .cap = cap};
-    if (nt.slots == NULL)
+    vsched__file **slots = calloc(cap, sizeof *slots);
+    if (slots == NULL)
         return VSCHED_ENOMEM;
-    for (size_t i = 0; i < t->cap; i++)
-        if (t->slots[i] != NULL)
-            nt.slots[slot_of(&nt, t->slots[i]->name)] = t->slots[i];
-    nt.n = t->n;
+    for (size_t i = 0; i < t->cap; i++) {
+        vsched__file *f = t->slots[i];
+        if (f != NULL)
+            slots[slot_of(slots, cap, f->name, f->hash)] = f;
+    }
     free(t->slots);
-    *t = nt;
+    t->slots = slots;
+    t->cap = cap;
     return VSCHED_OK;
 }
 
 vsched__file *vsched__files_ensure(vsched__files *t, const char *name,
                                    int *created)
 {
+    size_t len = strlen(name);
+    uint64_t hash = vsched__name_hash(name, len);
     *created = 0;
-    vsched__file *f = vsched__files_find(t, name);
+    vsched__file *f = vsched__files_find_h(t, name, len, hash);
     if (f != NULL)
         return f;
     if ((t->n + 1) * 4 > t->cap * 3 && grow(t) != VSCHED_OK)
         return NULL;
-    f = calloc(1, sizeof *f);
-    if (f == NULL || (f->name = strdup(name)) == NULL) {
-        free(f);
+    if ((f = vsched__file_new(name, len, hash, 0)) == NULL)
         return NULL;
-    }
-    f->incarnation = atomic_fetch_add(&next_incarnation, 1);
-    t->slots[slot_of(t, name)] = f;
+    t->slots[slot_of(t->slots, t->cap, name, hash)] = f;
     t->n++;
     *created = 1;
-    return f;
+    return f; /* the table's reference */
 }
 
 void vsched__files_remove(vsched__files *t, vsched__file *f)
@@ -145,34 +431,34 @@ void vsched__files_remove(vsched__files *t, vsched__file *f)
     if (t->cap == 0)
         return;
     size_t mask = t->cap - 1;
-    size_t i = slot_of(t, f->name);
+    size_t i = slot_of(t->slots, t->cap, f->name, f->hash);
     if (t->slots[i] != f)
         return;
-    /* Backward-shift deletion keeps every probe chain unbroken. */
     t->slots[i] = NULL;
     t->n--;
     for (size_t j = (i + 1) & mask; t->slots[j] != NULL; j = (j + 1) & mask) {
         vsched__file *g = t->slots[j];
         t->slots[j] = NULL;
-        t->slots[slot_of(t, g->name)] = g;
+        t->slots[slot_of(t->slots, t->cap, g->name, g->hash)] = g;
     }
 }
 
-vsched__artifact_slot *vsched__file_artifact(vsched__file *f,
-                                             const char *profile)
+void vsched__files_replace(vsched__files *t, vsched__file *old,
+                           vsched__file *f)
 {
-    for (size_t i = 0; i < f->n_artifacts; i++)
-        if (strcmp(f->artifacts[i].profile, profile) == 0)
-            return &f->artifacts[i];
-    vsched__artifact_slot *a =
-        realloc(f->artifacts, (f->n_artifacts + 1) * sizeof *a);
-    if (a == NULL)
-        return NULL;
-    f->artifacts = a;
-    vsched__artifact_slot *slot = &a[f->n_artifacts];
-    *slot = (vsched__artifact_slot){.profile = strdup(profile)};
-    if (slot->profile == NULL)
-        return NULL;
-    f->n_artifacts++;
-    return slot;
+    size_t i = slot_of(t->slots, t->cap, old->name, old->hash);
+    if (t->slots[i] == old)
+        t->slots[i] = f;
+}
+
+void vsched__files_fini(vsched *s, vsched__files *t)
+{
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->slots[i] != NULL) {
+            vsched__file *f = t->slots[i];
+            vsched__file_clear_source(s, f);
+            vsched__file_unref(s, f);
+        }
+    free(t->slots);
+    *t = (vsched__files){0};
 }

@@ -1,22 +1,36 @@
 /*
- * files -- file nodes: the per-file state the three stages hang off.
+ * files -- file node objects, the facts their Source established, parsed
+ * snapshots, and the table of live objects by canonical name.
  *
- * A file node is identified by its canonical source name and, as an
+ * A file node object is identified by its canonical name and, as an
  * object, by a process-unique monotonic `incarnation`; every content change
- * advances its `generation`. Work carries (incarnation, generation), so a
- * completion can be checked against the node it was dispatched for: a
- * successor object at the same generation never matches its predecessor.
+ * advances its `generation`. Its submission `lifetime` starts with the
+ * first object of a name and is carried to the successor a re-home creates
+ * (a re-classification keeps queued requests valid); removal and reset end
+ * it. An object leaves the table once (retired): then it admits and
+ * publishes nothing, and `successor` names the object that replaced it, if
+ * a re-home did.
  *
- * The table maps canonical names to live nodes (open addressing, xxh3).
- * Creation is an atomic ensure under the scheduler lock: a name that has a
- * node keeps it.
+ * The object holds its current generation's stage nodes (Source, Analysis,
+ * one Artifact per profile), each one graph reference, and what its
+ * integrated Source established: the snapshot (a reference), the deps and
+ * blockers as file objects (references), and the facts record of their
+ * names shared with results. The dependents index is the reverse of every object's blocker
+ * list, keyed by NAME (so a blocker's successor objects find the files
+ * that fold it): the files whose Analysis folds an object of that name.
  *
- * Thread-safety: every function is called with the scheduler lock held.
+ * References: files and facts count theirs atomically, so results and
+ * events may drop them without the scheduler lock; a file leaves memory
+ * only after it left the table, and a facts record drops its snapshot
+ * through the executor (snapshot frees requested under the scheduler lock
+ * are deferred until it is released: vsched__snap_unref).
+ *
+ * Thread-safety: apart from the reference counts, every field is guarded
+ * by the scheduler lock.
  */
 #ifndef VSCHED_LIB_FILES_H
 #define VSCHED_LIB_FILES_H
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,62 +39,76 @@
 
 #include "graph.h"
 
-/* A parsed snapshot shared by the file and the tasks reading it; freed
- * through the executor when the last reference goes. */
+struct vsched;
+
+/* A parsed snapshot, freed through the executor after its last reference. */
 typedef struct vsched__snap {
     void *p;                 /* executor-owned */
     atomic_int refs;
-    const vsched_executor_binding *eb;
-    pthread_mutex_t *serial; /* held around snapshot_free, or NULL */
+    struct vsched__snap *next_dead; /* on vsched.dead_snaps */
 } vsched__snap;
 
-/* serial: the executor's serialising lock when it is not thread-safe. */
-vsched__snap *vsched__snap_new(void *p, const vsched_executor_binding *eb,
-                               pthread_mutex_t *serial);
-vsched__snap *vsched__snap_ref(vsched__snap *sn);
-void vsched__snap_unref(vsched__snap *sn);
+struct vsched__file;
 
-typedef struct vsched__artifact_slot {
-    char *profile;          /* owned */
-    vsched__node *node;     /* current generation's Artifact node */
-    char *path;             /* published output, or NULL (owned) */
+/* What a result names of an integrated Source: the content hash and the
+ * deps' and blockers' names. Immutable once made, shared by the file and
+ * the results handed to callers; it refers to nothing else, so a result
+ * may outlive the scheduler. */
+typedef struct vsched__facts {
+    atomic_int refs;
+    uint64_t content_hash;
+    size_t n_deps, n_blockers;
+    const char **dep_names;        /* into the record's own storage */
+    const char **blocker_names;
+} vsched__facts;
+
+typedef struct vsched__slot {
+    const char *profile;     /* interned */
+    vsched__node *node;      /* current generation's Artifact, or NULL */
+    char *path;              /* published output (owned), or NULL */
     uint64_t artifact_hash;
     /* Witness-fenced store (vsched_commit_artifact). */
     int committed;
-    void *data;             /* owned */
+    void *data;              /* owned */
     size_t len;
     uint64_t committed_generation;
-} vsched__artifact_slot;
+} vsched__slot;
+
+typedef struct vsched__filevec {
+    struct vsched__file **v;
+    uint32_t n, cap;
+} vsched__filevec;
 
 typedef struct vsched__file {
-    char *name;              /* canonical source name (owned) */
+    atomic_int refs;         /* the table, nodes, handles, facts, events */
     uint64_t incarnation;    /* process-unique object identity */
+    uint64_t lifetime;       /* submission lifetime (kept by a re-home) */
     uint64_t generation;     /* advanced on each content change */
-    char kind[32];           /* loader classification */
+    uint64_t hash;           /* of the name (the table's probe) */
+    const char *kind;        /* loader classification (interned), or "" */
+    uint64_t class_seq;      /* when that classification was made */
+    unsigned retired : 1;    /* left the table */
 
-    /* Current-generation stage nodes; NULL until admitted. */
-    vsched__node *source;
-    vsched__node *analysis;
-    vsched__artifact_slot *artifacts;
-    size_t n_artifacts;
-
-    int retired;             /* removed/reset: admits and publishes nothing */
+    /* Current-generation stage nodes (graph references); NULL until
+     * admitted. */
+    vsched__node *source, *analysis;
+    vsched__slot *slots;     /* one per profile */
+    uint32_t n_slots;
 
     /* Upserted content overriding the loader (VSCHED_REQ_CONTENT). */
-    char *content;           /* owned */
+    char *content;
     size_t content_len;
-    int has_content;
+    unsigned has_content : 1;
 
-    /* Source facts, valid once `integrated` (deps recorded in the graph). */
-    int integrated;
-    vsched__snap *snap;      /* one reference */
-    uint64_t content_hash;
-    struct vsched__file **deps;     /* forward deps */
-    size_t n_deps;
-    struct vsched__file **blockers; /* gate this file's Analysis/Artifact */
-    size_t n_blockers;
+    /* The integrated Source (facts != NULL), or nothing. */
+    vsched__facts *facts;
+    vsched__snap *snap;      /* a reference */
+    struct vsched__file **deps, **blockers; /* references */
+    size_t n_deps, n_blockers;
+    uint64_t analysis_hash;  /* valid while analysis is DONE */
+    struct vsched__file *successor; /* a re-home's replacement (reference) */
 
-    uint64_t analysis_hash;  /* valid once analysis is DONE */
+    char name[];             /* canonical source name */
 } vsched__file;
 
 typedef struct vsched__files {
@@ -89,23 +117,84 @@ typedef struct vsched__files {
     size_t n;
 } vsched__files;
 
-void vsched__files_init(vsched__files *t);
-/* Free the table and every file node in it. */
-void vsched__files_fini(vsched__files *t);
-/* Free one file node (its snapshot reference, artifacts, overlay). */
-void vsched__file_free(vsched__file *f);
-/* Take f out of the table (the object stays alive for the caller). */
-void vsched__files_remove(vsched__files *t, vsched__file *f);
-/* Drop f's Source facts (snapshot reference, deps, blockers). */
-void vsched__file_clear_source(vsched__file *f);
+/* The dependents index: blocker name -> files whose facts list it. */
+typedef struct vsched__dependents {
+    struct vsched__depentry **slots;
+    size_t cap, n;
+} vsched__dependents;
 
+/* ---- snapshots -------------------------------------------------------------- */
+vsched__snap *vsched__snap_new(void *p);
+vsched__snap *vsched__snap_ref(vsched__snap *sn);
+/* Drop a reference; the last one frees the snapshot through the
+ * executor -- at once, or after the unlock when the caller holds the
+ * scheduler lock. */
+void vsched__snap_unref(struct vsched *s, vsched__snap *sn);
+/* Free the snapshots whose last reference went under the lock (called
+ * without it). For an executor that is not thread-safe the frees are
+ * handed to whoever holds its serialising lock next (never waited for). */
+void vsched__snaps_free(struct vsched *s, vsched__snap *list);
+/* Run the frees handed to a serialised executor: when its lock is free
+ * (or, wait = 1, once it is). Called without the lock held. */
+void vsched__executor_flush(struct vsched *s, int wait);
+
+/* ---- facts ------------------------------------------------------------------ */
+/* The names of deps[] and blockers[]; NULL on exhaustion. */
+vsched__facts *vsched__facts_new(uint64_t content_hash,
+                                 struct vsched__file *const *deps,
+                                 size_t n_deps,
+                                 struct vsched__file *const *blockers,
+                                 size_t n_blockers);
+vsched__facts *vsched__facts_ref(vsched__facts *fa);
+/* Any thread, any time (it refers to nothing). */
+void vsched__facts_unref(vsched__facts *fa);
+
+/* ---- file objects ----------------------------------------------------------- */
+/* A new object (one reference, the caller's); `lifetime` 0 starts one. */
+vsched__file *vsched__file_new(const char *name, size_t len, uint64_t hash,
+                               uint64_t lifetime);
+static inline vsched__file *vsched__file_ref(vsched__file *f)
+{
+    atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
+    return f;
+}
+void vsched__file_unref(struct vsched *s, vsched__file *f);
+
+/* Artifact slot of `profile` (interned), created when absent. */
+vsched__slot *vsched__file_slot(vsched__file *f, const char *profile);
+/* The slot of profile, or NULL. */
+vsched__slot *vsched__file_find_slot(vsched__file *f, const char *profile);
+
+/* f's Source is integrated: snapshot (its reference), deps and blockers
+ * (references taken), facts (its reference); the dependents index
+ * follows. */
+void vsched__file_set_source(struct vsched *s, vsched__file *f,
+                             vsched__snap *snap, vsched__file *const *deps,
+                             size_t n_deps, vsched__file *const *blockers,
+                             size_t n_blockers, vsched__facts *fa);
+/* Forget what f's Source established. */
+void vsched__file_clear_source(struct vsched *s, vsched__file *f);
+
+/* The files whose facts list a blocker named `name` (NULL: none). */
+const vsched__filevec *vsched__dependents_of(const struct vsched *s,
+                                             const vsched__file *named);
+void vsched__dependents_fini(vsched__dependents *d);
+
+/* ---- the table -------------------------------------------------------------- */
+void vsched__files_init(vsched__files *t);
+void vsched__files_fini(struct vsched *s, vsched__files *t);
+uint64_t vsched__name_hash(const char *name, size_t len);
 vsched__file *vsched__files_find(const vsched__files *t, const char *name);
-/* Find or create (atomic ensure). *created says which. NULL on exhaustion. */
+vsched__file *vsched__files_find_h(const vsched__files *t, const char *name,
+                                   size_t len, uint64_t hash);
+/* Find or create (atomic ensure). NULL on exhaustion. */
 vsched__file *vsched__files_ensure(vsched__files *t, const char *name,
                                    int *created);
-
-/* Artifact slot of `profile`, created when absent; NULL on exhaustion. */
-vsched__artifact_slot *vsched__file_artifact(vsched__file *f,
-                                             const char *profile);
+/* Take f out of the table; its reference passes to the caller. */
+void vsched__files_remove(vsched__files *t, vsched__file *f);
+/* Put f (a new object) where `old` was; the table's reference on old
+ * passes to the caller. */
+void vsched__files_replace(vsched__files *t, vsched__file *old,
+                           vsched__file *f);
 
 #endif

@@ -8,8 +8,9 @@
  *   AFTER_SUCCESS    up DONE: one fewer upstream; else the job is
  *                    cancelled, its message naming the first failure
  *   AFTER_ANY        one fewer upstream, whatever the outcome
- *   AFTER_ADMISSION  still an edge at up's end means up was never admitted
- *                    (graph.c removes it on admission): cancelled
+ *   AFTER_ADMISSION  the edge is still there, so up was never admitted
+ *                    (its first push onto a ready queue spends the edge,
+ *                    vsched__job_admitted): cancelled
  *
  * and a cancelled job's own downstream hears of it the same way, so the
  * failure travels transitively with its first reason.
@@ -44,10 +45,11 @@ static void cancel_for(vsched *s, vsched__node *up, vsched__node *d,
                        vsched_gate gate, vsched__pass *p)
 {
     char *msg = NULL, *root = NULL;
-    if (up->status == VSCHED_ECANCELLED && up->failed_dep != NULL &&
-        up->message != NULL) {
-        root = strdup(up->failed_dep);
-        msg = strdup(up->message);
+    const vsched__outcome *o = up->why;
+    if (up->status == VSCHED_ECANCELLED && o != NULL &&
+        o->failed_dep != NULL && o->message != NULL) {
+        root = strdup(o->failed_dep);
+        msg = strdup(o->message);
     } else {
         const char *name = vsched__node_name(up);
         const char *how = gate == VSCHED_GATE_AFTER_ADMISSION
@@ -56,11 +58,28 @@ static void cancel_for(vsched *s, vsched__node *up, vsched__node *d,
                                                            : "failed";
         root = strdup(name);
         if (asprintf(&msg, "dependency '%s' %s: %s", name, how,
-                     up->message != NULL ? up->message
-                                         : vsched_strerror(up->status)) < 0)
+                     o != NULL && o->message != NULL
+                         ? o->message
+                         : vsched_strerror(up->status)) < 0)
             msg = NULL;
     }
-    vsched__fail_node(s, d, VSCHED_ECANCELLED, msg, root, NULL, 0, -1, p);
+    vsched__node_fail(s, d, VSCHED_ECANCELLED, msg, root, NULL, 0, -1, p);
+}
+
+/* Drop the admission-table entries of up -> d (or of up, d == NULL). */
+static void admit_forget(vsched *s, vsched__node *up, vsched__node *d)
+{
+    vsched__dag *g = &s->dag;
+    for (size_t i = 0; i < g->n_admit;) {
+        vsched__admit_edge *e = &g->admit[i];
+        if (e->up == up && (d == NULL || e->down == d)) {
+            vsched__node_unref(s, e->up);
+            vsched__node_unref(s, e->down);
+            *e = g->admit[--g->n_admit];
+            continue;
+        }
+        i++;
+    }
 }
 
 /* Apply the gate of up -> d now that up is terminal. counted: the edge is
@@ -80,24 +99,30 @@ static void apply_end(vsched *s, vsched__node *up, vsched__node *d,
     }
     if (counted) {
         d->deps_remaining--;
-        vsched__graph_make_ready_if_free(&s->graph, d);
+        vsched__make_ready_if_free(s, d);
     }
 }
 
 void vsched__job_upstream_ended(vsched *s, vsched__node *up, vsched__node *d,
                                 vsched__pass *p)
 {
-    apply_end(s, up, d, gate_of(d, up), 1, p);
+    vsched_gate g = gate_of(d, up);
+    if (g == VSCHED_GATE_AFTER_ADMISSION)
+        admit_forget(s, up, d);
+    apply_end(s, up, d, g, 1, p);
 }
 
 void vsched__job_link(vsched *s, vsched__node *up, vsched__node *d,
                       vsched_gate gate, vsched__pass *p)
 {
+    if (vsched__node_terminal(d))
+        return; /* cancelled at insertion: it waits for nothing */
     vsched__job *j = d->job;
     vsched__jobdep *v = realloc(j->deps, (j->n_deps + 1) * sizeof *v);
     if (v == NULL)
         abort(); /* an insertion is never half done */
     j->deps = v;
+    vsched__node_ref(up);
     j->deps[j->n_deps++] = (vsched__jobdep){up, gate};
     if (vsched__node_terminal(up)) {
         apply_end(s, up, d, gate, 0, p);
@@ -105,46 +130,109 @@ void vsched__job_link(vsched *s, vsched__node *up, vsched__node *d,
     }
     if (gate == VSCHED_GATE_AFTER_ADMISSION && up->admitted)
         return; /* already satisfied */
-    if (vsched__graph_add_edge(&s->graph, up, d) != VSCHED_OK ||
-        (gate == VSCHED_GATE_AFTER_ADMISSION &&
-         vsched__nodevec_push(&up->admit_waiters, d) != VSCHED_OK))
+    if (vsched__edge_add(&s->graph, up, d) != VSCHED_OK)
         abort();
+    vsched__raise(s, up, d->priority, d->weight_us);
+    if (gate == VSCHED_GATE_AFTER_ADMISSION) {
+        vsched__dag *g = &s->dag;
+        if (g->n_admit == g->cap_admit) {
+            size_t cap = g->cap_admit ? g->cap_admit * 2 : 8;
+            vsched__admit_edge *a = realloc(g->admit, cap * sizeof *a);
+            if (a == NULL)
+                abort();
+            g->admit = a;
+            g->cap_admit = cap;
+        }
+        vsched__node_ref(up);
+        vsched__node_ref(d);
+        g->admit[g->n_admit++] = (vsched__admit_edge){up, d};
+        up->admit_edges = 1;
+    }
+}
+
+/* Remove the explicit edge up -> d (a spent after-admission edge). */
+static void edge_drop(vsched *s, vsched__node *up, vsched__node *d)
+{
+    for (uint32_t i = 0; i < up->down.n; i++)
+        if (up->down.v[i] == d) {
+            up->down.v[i] = up->down.v[--up->down.n];
+            d->xdeps--;
+            d->deps_remaining--;
+            s->graph.edges--;
+            vsched__node_unref(s, d);
+            return;
+        }
+}
+
+void vsched__job_admitted(vsched *s, vsched__node *n, vsched__pass *p)
+{
+    (void)p;
+    vsched__dag *g = &s->dag;
+    n->admit_edges = 0;
+    for (size_t i = 0; i < g->n_admit;) {
+        vsched__admit_edge e = g->admit[i];
+        if (e.up != n) {
+            i++;
+            continue;
+        }
+        g->admit[i] = g->admit[--g->n_admit];
+        if (!vsched__node_terminal(e.down)) {
+            edge_drop(s, n, e.down);
+            vsched__make_ready_if_free(s, e.down);
+        }
+        vsched__node_unref(s, e.up);
+        vsched__node_unref(s, e.down);
+    }
 }
 
 void vsched__job_cancel_tree(vsched *s, vsched__node *n, const char *reason,
                              vsched__pass *p)
 {
     vsched__nodevec work = {0};
+    uint32_t stamp = vsched__graph_stamp(&s->graph);
+    char *why = strdup(reason);
+    vsched__node_ref(n);
     if (vsched__nodevec_push(&work, n) != VSCHED_OK)
         abort();
+    n->mark = stamp;
     while (work.n > 0) {
         vsched__node *x = work.v[--work.n];
-        if (vsched__node_terminal(x) ||
-            atomic_exchange((atomic_int *)&x->cancel, 1) != 0)
-            continue; /* ended, or reached already */
-        /* Downstream first collected: x's end may release some of them. */
-        for (size_t i = 0; i < x->downstream.n; i++)
-            if (vsched__nodevec_push(&work, x->downstream.v[i]) != VSCHED_OK)
-                abort();
-        if (x->state != VSCHED__RUNNING)
-            vsched__fail_node(s, x, VSCHED_ECANCELLED, strdup(reason), NULL,
-                              NULL, 0, -1, p);
-        /* A running one stops at its next ctx->is_cancelled and ends
-         * through vsched__job_complete. */
+        if (!vsched__node_terminal(x)) {
+            /* Its downstream first (x's end may release some of them,
+             * whatever their gate: they are cancelled too). */
+            for (uint32_t i = 0; i < x->down.n; i++) {
+                vsched__node *d = x->down.v[i];
+                if (d->mark != stamp && !vsched__node_terminal(d)) {
+                    d->mark = stamp;
+                    vsched__node_ref(d);
+                    if (vsched__nodevec_push(&work, d) != VSCHED_OK)
+                        abort();
+                }
+            }
+            if (x->state == VSCHED__RUNNING)
+                /* It stops at its next ctx->is_cancelled and ends through
+                 * vsched__job_complete. */
+                atomic_store(&x->cancel, 1);
+            else
+                vsched__node_fail(s, x, VSCHED_ECANCELLED, strdup(why), NULL,
+                                  NULL, 0, -1, p);
+        }
+        vsched__node_unref(s, x);
     }
+    free(why);
     vsched__nodevec_free(&work);
 }
 
 void vsched__job_complete(vsched *s, vsched__task *t, vsched__pass *p)
 {
     vsched__node *n = t->node;
+    vsched__job_task_returned(s, n);
     if (n->state != VSCHED__RUNNING) {
-        vsched__task_free(t); /* ended meanwhile (shutdown) */
+        /* Ended meanwhile (a reset or teardown): nothing to publish. */
+        atomic_fetch_add(&s->stale_refusals, 1);
+        vsched__task_free(s, t);
         return;
     }
-    vsched__diags_free(n->diags, n->n_diags);
-    n->diags = NULL;
-    n->n_diags = 0;
     if (t->status != VSCHED_OK) {
         char *msg = t->message;
         t->message = NULL;
@@ -156,22 +244,28 @@ void vsched__job_complete(vsched *s, vsched__task *t, vsched__pass *p)
         }
         if (msg == NULL)
             msg = strdup(vsched_strerror(t->status));
-        vsched__fail_node(s, n, t->status, msg, NULL, t->diags, t->n_diags,
+        vsched__node_fail(s, n, t->status, msg, NULL, t->diags, t->n_diags,
                           -1, p);
     } else {
-        n->diags = t->diags;
-        n->n_diags = t->n_diags;
+        if (t->n_diags > 0) {
+            vsched__outcome *o = calloc(1, sizeof *o);
+            if (o != NULL) {
+                o->diags = t->diags;
+                o->n_diags = t->n_diags;
+                vsched__outcome_free(n->why);
+                n->why = o;
+                t->diags = NULL;
+                t->n_diags = 0;
+            }
+        }
         free(n->job->output);
         n->job->output = t->artifact_path;
         t->artifact_path = NULL;
-        vsched__node_finish(&s->graph, n, VSCHED__DONE, 0, NULL, NULL,
-                            vsched__now_ns());
-        vsched__job_ended(s, n);
-        vsched__release_downstream(s, n, p);
+        vsched__node_done(s, n, p);
     }
-    t->diags = NULL;
+    t->diags = NULL; /* moved into the node's outcome */
     t->n_diags = 0;
-    vsched__task_free(t);
+    vsched__task_free(s, t);
 }
 
 /* The path an upstream node produced, or NULL. */
@@ -179,13 +273,11 @@ static const char *output_of(const vsched__node *up)
 {
     if (up->job != NULL)
         return up->job->output;
-    if (up->kind != VSCHED__K_ARTIFACT || up->file == NULL)
+    if (up->kind != VSCHED__K_ARTIFACT || up->file == NULL ||
+        up->state != VSCHED__DONE)
         return NULL;
-    const vsched__file *f = up->file;
-    for (size_t i = 0; i < f->n_artifacts; i++)
-        if (strcmp(f->artifacts[i].profile, up->profile) == 0)
-            return f->artifacts[i].path;
-    return NULL;
+    vsched__slot *sl = vsched__file_find_slot(up->file, up->profile);
+    return sl != NULL ? sl->path : NULL;
 }
 
 static int job_in_fill(vsched_job_in *in, const vsched__job *j)
@@ -222,16 +314,15 @@ vsched__task *vsched__job_task(vsched *s, vsched__node *n)
     if (t == NULL)
         return NULL;
     t->s = s;
-    t->node = n;
-    t->epoch = s->epoch;
     t->kind = VSCHED__K_JOB;
-    t->name = strdup(n->job->name);
+    t->name = n->job->name;
     t->job = calloc(1, sizeof *t->job);
-    if (t->name == NULL || t->job == NULL ||
-        job_in_fill(t->job, n->job) != VSCHED_OK) {
-        vsched__task_free(t);
+    if (t->job == NULL || job_in_fill(t->job, n->job) != VSCHED_OK) {
+        vsched__task_free(s, t);
         return NULL;
     }
+    vsched__node_ref(n);
+    t->node = n;
     return t;
 }
 
@@ -249,26 +340,25 @@ void vsched__job_in_free(vsched_job_in *in)
     free(in);
 }
 
-static void strv_free(char **v, size_t n)
+void vsched__job_free(vsched *s, vsched__node *n)
 {
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
-}
-
-void vsched__job_free(vsched__job *j)
-{
-    if (j == NULL)
-        return;
+    vsched__job *j = n->job;
+    n->job = NULL;
     free(j->kind);
     free(j->name);
     free(j->profile);
-    strv_free(j->inputs, j->n_inputs);
+    for (size_t i = 0; j->inputs != NULL && i < j->n_inputs; i++)
+        free(j->inputs[i]);
+    free(j->inputs);
     free(j->key);
+    for (size_t i = 0; i < j->n_deps; i++)
+        vsched__node_unref(s, j->deps[i].up);
     free(j->deps);
     free(j->needs);
     free(j->grants);
     free(j->output);
+    if (j->parent != NULL)
+        vsched__node_unref(s, j->parent);
     vsched_sem_release(j->sem);
     vsched_token_release(j->token);
     free(j);

@@ -1,11 +1,12 @@
 /*
- * graph -- nodes, edges and the ready heap; see graph.h.
+ * graph -- node memory, the id index, explicit edges and the ready queues;
+ * see graph.h.
  */
-#include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
-#include "graph.h"
+#include "internal.h"
 
 uint64_t vsched__now_ns(void)
 {
@@ -17,7 +18,7 @@ uint64_t vsched__now_ns(void)
 int vsched__nodevec_push(vsched__nodevec *v, vsched__node *n)
 {
     if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 4;
+        uint32_t cap = v->cap ? v->cap * 2 : 2;
         vsched__node **nv = realloc(v->v, cap * sizeof *nv);
         if (nv == NULL)
             return VSCHED_ENOMEM;
@@ -31,241 +32,328 @@ int vsched__nodevec_push(vsched__nodevec *v, vsched__node *n)
 void vsched__nodevec_free(vsched__nodevec *v)
 {
     free(v->v);
-    v->v = NULL;
-    v->n = v->cap = 0;
+    *v = (vsched__nodevec){0};
 }
 
 void vsched__graph_init(vsched__graph *g)
 {
-    *g = (vsched__graph){.next_id = 1};
-}
-
-/* Process-wide, so an id is never reused by a reset's fresh graph. */
-static atomic_uint_fast64_t next_node_id = 1;
-
-static void node_free(vsched__node *n)
-{
-    vsched__job_free(n->job);
-    vsched__nodevec_free(&n->admit_waiters);
-    vsched__nodevec_free(&n->upstream);
-    vsched__nodevec_free(&n->downstream);
-    for (size_t i = 0; i < n->n_diags; i++) {
-        free((char *)n->diags[i].file);
-        free((char *)n->diags[i].message);
-    }
-    free(n->diags);
-    free(n->profile);
-    free(n->message);
-    free(n->failed_dep);
-    free(n->waiters);
-    free(n);
-}
-
-void vsched__graph_fini(vsched__graph *g)
-{
-    for (size_t i = 0; i < g->all.n; i++)
-        node_free(g->all.v[i]);
-    vsched__nodevec_free(&g->all);
-    free(g->heap);
     *g = (vsched__graph){0};
 }
 
-vsched__node *vsched__node_new(vsched__graph *g, vsched__node_kind kind,
-                               int priority)
+/* ---- the id index: open addressing on the id's low bits ------------------- */
+
+static size_t id_slot(vsched__node *const *t, size_t cap, uint64_t id)
 {
-    vsched__node *n = calloc(1, sizeof *n);
-    if (n == NULL)
-        return NULL;
-    if (vsched__nodevec_push(&g->all, n) != VSCHED_OK) {
-        free(n);
-        return NULL;
-    }
-    n->id = (uint64_t)atomic_fetch_add(&next_node_id, 1);
-    g->next_id = n->id + 1;
-    n->kind = kind;
-    n->state = VSCHED__PENDING;
-    n->priority = priority;
-    g->unfinished++;
-    return n;
+    size_t mask = cap - 1;
+    size_t i = (size_t)(id * 0x9e3779b97f4a7c15ull >> 20) & mask;
+    while (t[i] != NULL && t[i]->id != id)
+        i = (i + 1) & mask;
+    return i;
 }
 
-int vsched__graph_add_edge(vsched__graph *g, vsched__node *up,
-                           vsched__node *down)
+static int ids_grow(vsched__graph *g)
 {
-    if (up->state == VSCHED__DONE)
-        return VSCHED_OK;
-    if (vsched__nodevec_push(&up->downstream, down) != VSCHED_OK)
+    size_t cap = g->ids_cap ? g->ids_cap * 2 : 1024;
+    vsched__node **t = calloc(cap, sizeof *t);
+    if (t == NULL)
         return VSCHED_ENOMEM;
-    if (vsched__nodevec_push(&down->upstream, up) != VSCHED_OK) {
-        up->downstream.n--;
-        return VSCHED_ENOMEM;
-    }
-    down->deps_remaining++;
-    g->edges++;
-    if (up->priority < down->priority)
-        vsched__graph_raise_priority(g, up, down->priority);
-    if (up->weight < down->weight)
-        vsched__graph_raise_weight(g, up, down->weight);
+    for (size_t i = 0; i < g->ids_cap; i++)
+        if (g->ids[i] != NULL)
+            t[id_slot(t, cap, g->ids[i]->id)] = g->ids[i];
+    free(g->ids);
+    g->ids = t;
+    g->ids_cap = cap;
     return VSCHED_OK;
 }
 
-/* ---- ready heap: max-heap on (priority, weight, -id) -------------------- */
-
-static int better(const vsched__node *a, const vsched__node *b)
+static void ids_remove(vsched__graph *g, const vsched__node *n)
 {
-    if (a->priority != b->priority)
-        return a->priority > b->priority;
-    if (a->weight != b->weight)
-        return a->weight > b->weight;
-    return a->id < b->id;
-}
-
-static void heap_set(vsched__graph *g, size_t i, vsched__node *n)
-{
-    g->heap[i] = n;
-    n->heap_index = i;
-}
-
-static void sift_up(vsched__graph *g, size_t i)
-{
-    vsched__node *n = g->heap[i];
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (!better(n, g->heap[parent]))
-            break;
-        heap_set(g, i, g->heap[parent]);
-        i = parent;
+    size_t mask = g->ids_cap - 1;
+    size_t i = id_slot(g->ids, g->ids_cap, n->id);
+    if (g->ids[i] != n)
+        return;
+    /* Backward-shift deletion keeps every probe chain unbroken. */
+    g->ids[i] = NULL;
+    g->ids_n--;
+    for (size_t j = (i + 1) & mask; g->ids[j] != NULL; j = (j + 1) & mask) {
+        vsched__node *m = g->ids[j];
+        g->ids[j] = NULL;
+        g->ids[id_slot(g->ids, g->ids_cap, m->id)] = m;
     }
-    heap_set(g, i, n);
-}
-
-static void sift_down(vsched__graph *g, size_t i)
-{
-    vsched__node *n = g->heap[i];
-    for (;;) {
-        size_t l = 2 * i + 1, best = i;
-        vsched__node *bn = n;
-        if (l < g->heap_n && better(g->heap[l], bn))
-            best = l, bn = g->heap[l];
-        if (l + 1 < g->heap_n && better(g->heap[l + 1], bn))
-            best = l + 1, bn = g->heap[l + 1];
-        if (best == i)
-            break;
-        heap_set(g, i, bn);
-        i = best;
-    }
-    heap_set(g, i, n);
 }
 
 vsched__node *vsched__graph_find(const vsched__graph *g, uint64_t id)
 {
-    size_t lo = 0, hi = g->all.n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        uint64_t m = g->all.v[mid]->id;
-        if (m == id)
-            return g->all.v[mid];
-        if (m < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
+    if (g->ids_cap == 0 || id == 0)
+        return NULL;
+    return g->ids[id_slot(g->ids, g->ids_cap, id)];
 }
 
-static int vec_remove(vsched__nodevec *v, const vsched__node *n)
+void vsched__graph_each(const vsched__graph *g,
+                        void (*fn)(vsched__node *, void *), void *user)
 {
-    for (size_t i = 0; i < v->n; i++)
-        if (v->v[i] == n) {
-            v->v[i] = v->v[--v->n];
-            return 1;
-        }
-    return 0;
+    for (size_t i = 0; i < g->ids_cap; i++)
+        if (g->ids[i] != NULL)
+            fn(g->ids[i], user);
 }
 
-/* n was admitted to the ready queue: its AFTER_ADMISSION edges fire. Each
- * is spent and removed from the graph, so n's later end owes d nothing. */
-static void release_admission_waiters(vsched__graph *g, vsched__node *n)
+/* ---- node memory ------------------------------------------------------------ */
+
+/* Process-wide, so an id is never reused, not even across schedulers. */
+static atomic_uint_fast64_t next_node_id = 1;
+
+vsched__node *vsched__node_new(vsched__graph *g, vsched__node_kind kind,
+                               int priority)
 {
-    vsched__nodevec w = n->admit_waiters;
-    n->admit_waiters = (vsched__nodevec){0};
-    for (size_t i = 0; i < w.n; i++) {
-        vsched__node *d = w.v[i];
-        if (vsched__node_terminal(d) || !vec_remove(&n->downstream, d))
+    if ((g->ids_n + 1) * 4 > g->ids_cap * 3 && ids_grow(g) != VSCHED_OK)
+        return NULL;
+    vsched__node *n = g->free_list;
+    if (n != NULL)
+        g->free_list = (vsched__node *)n->file; /* the free link */
+    else if ((n = malloc(sizeof *n)) == NULL)
+        return NULL;
+    memset(n, 0, sizeof *n);
+    n->id = (uint64_t)atomic_fetch_add(&next_node_id, 1);
+    n->kind = (uint8_t)kind;
+    n->state = VSCHED__PENDING;
+    n->priority = priority;
+    n->refs = 1;
+    n->in_structure = 1;
+    atomic_init(&n->cancel, 0);
+    g->ids[id_slot(g->ids, g->ids_cap, n->id)] = n;
+    g->ids_n++;
+    g->live++;
+    return n;
+}
+
+static void node_free(vsched *s, vsched__node *n)
+{
+    vsched__graph *g = &s->graph;
+    ids_remove(g, n);
+    g->retired--;
+    g->edges_cap -= n->down.cap;
+    for (uint32_t i = 0; i < n->down.n; i++)
+        vsched__node_unref(s, n->down.v[i]);
+    vsched__nodevec_free(&n->down);
+    vsched__outcome_free(n->why);
+    if (n->job != NULL)
+        vsched__job_free(s, n);
+    if (n->file != NULL)
+        vsched__file_unref(s, n->file);
+    n->file = (struct vsched__file *)g->free_list;
+    g->free_list = n;
+}
+
+void vsched__node_unref(vsched *s, vsched__node *n)
+{
+    if (--n->refs == 0)
+        node_free(s, n);
+}
+
+void vsched__node_retire(vsched *s, vsched__node *n)
+{
+    if (!n->in_structure)
+        return;
+    n->in_structure = 0;
+    s->graph.live--;
+    s->graph.retired++;
+    vsched__node_unref(s, n);
+}
+
+void vsched__graph_fini(vsched__graph *g)
+{
+    /* Teardown: every task is back; free what is left, unlinked. */
+    for (size_t i = 0; i < g->ids_cap; i++) {
+        vsched__node *n = g->ids[i];
+        if (n == NULL)
             continue;
-        vec_remove(&d->upstream, n);
-        g->edges--;
-        d->deps_remaining--;
-        vsched__graph_make_ready_if_free(g, d);
+        vsched__nodevec_free(&n->down);
+        free(n);
     }
-    vsched__nodevec_free(&w);
+    free(g->ids);
+    for (vsched__node *n = g->free_list; n != NULL;) {
+        vsched__node *next = (vsched__node *)n->file;
+        free(n);
+        n = next;
+    }
+    for (int q = 0; q < 2; q++)
+        free(g->ready[q].v);
+    *g = (vsched__graph){0};
 }
 
-int vsched__graph_push_ready(vsched__graph *g, vsched__node *n)
+uint32_t vsched__graph_stamp(vsched__graph *g)
 {
-    if (g->heap_n == g->heap_cap) {
-        size_t cap = g->heap_cap ? g->heap_cap * 2 : 64;
-        vsched__node **h = realloc(g->heap, cap * sizeof *h);
-        if (h == NULL)
-            return VSCHED_ENOMEM;
-        g->heap = h;
-        g->heap_cap = cap;
+    if (++g->stamp == 0) {
+        /* Wrapped: clear every mark so old stamps cannot collide. */
+        for (size_t i = 0; i < g->ids_cap; i++)
+            if (g->ids[i] != NULL)
+                g->ids[i]->mark = 0;
+        g->stamp = 1;
     }
-    n->state = VSCHED__READY;
-    heap_set(g, g->heap_n++, n);
-    sift_up(g, g->heap_n - 1);
-    if (g->heap_n > g->heap_max)
-        g->heap_max = g->heap_n;
-    if (!n->admitted) {
-        n->admitted = 1;
-        release_admission_waiters(g, n);
-    }
+    return g->stamp;
+}
+
+/* ---- explicit edges --------------------------------------------------------- */
+
+int vsched__edge_add(vsched__graph *g, vsched__node *up, vsched__node *down)
+{
+    uint32_t cap = up->down.cap;
+    if (vsched__nodevec_push(&up->down, down) != VSCHED_OK)
+        return VSCHED_ENOMEM;
+    g->edges_cap += up->down.cap - cap;
+    vsched__node_ref(down);
+    down->deps_remaining++;
+    down->xdeps++;
+    g->edges++;
     return VSCHED_OK;
 }
 
-int vsched__graph_make_ready_if_free(vsched__graph *g, vsched__node *n)
+/* ---- ready queues: max-heaps on (priority, weight, -id) ---------------------- */
+
+static int better(const vsched__ready *a, const vsched__ready *b)
 {
-    if (n->state != VSCHED__PENDING || n->deps_remaining != 0)
-        return VSCHED_OK;
-    return vsched__graph_push_ready(g, n);
+    if (a->priority != b->priority)
+        return a->priority > b->priority;
+    if (a->weight_us != b->weight_us)
+        return a->weight_us > b->weight_us;
+    return a->id < b->id;
 }
 
-vsched__node *vsched__graph_pop_ready(vsched__graph *g)
+static void sift_up(vsched__heap *h, size_t i)
 {
-    if (g->heap_n == 0)
-        return NULL;
-    vsched__node *top = g->heap[0];
-    g->heap_n--;
-    if (g->heap_n > 0) {
-        heap_set(g, 0, g->heap[g->heap_n]);
-        sift_down(g, 0);
+    vsched__ready e = h->v[i];
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!better(&e, &h->v[parent]))
+            break;
+        h->v[i] = h->v[parent];
+        i = parent;
     }
-    top->state = VSCHED__PENDING; /* caller moves it to RUNNING or back */
+    h->v[i] = e;
+}
+
+static void sift_down(vsched__heap *h, size_t i)
+{
+    vsched__ready e = h->v[i];
+    for (;;) {
+        size_t l = 2 * i + 1, best = i;
+        const vsched__ready *bn = &e;
+        if (l < h->n && better(&h->v[l], bn))
+            best = l, bn = &h->v[l];
+        if (l + 1 < h->n && better(&h->v[l + 1], bn))
+            best = l + 1, bn = &h->v[l + 1];
+        if (best == i)
+            break;
+        h->v[i] = *bn;
+        i = best;
+    }
+    h->v[i] = e;
+}
+
+int vsched__node_queue(const vsched__node *n)
+{
+    return n->kind == VSCHED__K_SOURCE && n->phase == 0 ? VSCHED__Q_IO
+                                                          : VSCHED__Q_CPU;
+}
+
+void vsched__push_ready(vsched *s, vsched__node *n)
+{
+    vsched__graph *g = &s->graph;
+    vsched__heap *h = &g->ready[vsched__node_queue(n)];
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? h->cap * 2 : 256;
+        vsched__ready *v = realloc(h->v, cap * sizeof *v);
+        if (v == NULL)
+            abort(); /* a ready node must not be lost */
+        h->v = v;
+        h->cap = cap;
+    }
+    if (n->state != VSCHED__READY) {
+        n->state = VSCHED__READY;
+        h->valid++;
+    }
+    vsched__node_ref(n);
+    h->v[h->n] = (vsched__ready){n->priority, n->weight_us, n->id,
+                                 ++n->ready_seq, n};
+    sift_up(h, h->n++);
+    if (!n->admitted) {
+        n->admitted = 1;
+        if (n->admit_edges)
+            vsched__job_admitted(s, n, NULL);
+    }
+}
+
+void vsched__make_ready_if_free(vsched *s, vsched__node *n)
+{
+    if (n->state == VSCHED__PENDING && n->deps_remaining == 0)
+        vsched__push_ready(s, n);
+}
+
+static vsched__ready heap_pop(vsched__heap *h)
+{
+    vsched__ready top = h->v[0];
+    if (--h->n > 0) {
+        h->v[0] = h->v[h->n];
+        sift_down(h, 0);
+    }
     return top;
 }
 
-void vsched__graph_raise_priority(vsched__graph *g, vsched__node *n,
-                                  int priority)
+static int entry_valid(const vsched__ready *e)
 {
-    if (n->priority >= priority || vsched__node_terminal(n))
-        return;
-    n->priority = priority;
-    if (n->state == VSCHED__READY)
-        sift_up(g, n->heap_index);
-    for (size_t i = 0; i < n->upstream.n; i++)
-        vsched__graph_raise_priority(g, n->upstream.v[i], priority);
+    return e->node->state == VSCHED__READY && e->node->ready_seq == e->seq;
 }
 
-void vsched__graph_raise_weight(vsched__graph *g, vsched__node *n,
-                                uint64_t weight)
+void vsched__unready(vsched__graph *g, vsched__node *n)
 {
-    if (n->weight >= weight || vsched__node_terminal(n))
+    if (n->state != VSCHED__READY)
         return;
-    n->weight = weight;
-    if (n->state == VSCHED__READY)
-        sift_up(g, n->heap_index);
-    for (size_t i = 0; i < n->upstream.n; i++)
-        vsched__graph_raise_weight(g, n->upstream.v[i], weight);
+    g->ready[vsched__node_queue(n)].valid--;
+    n->state = VSCHED__PENDING;
+    n->ready_seq++;
+}
+
+/* Every entry left is stale: drop them all. */
+static void heap_clear(vsched *s, vsched__heap *h)
+{
+    size_t n = h->n;
+    h->n = 0;
+    for (size_t i = 0; i < n; i++) {
+        vsched__node *node = h->v[i].node;
+        if (entry_valid(&h->v[i])) {
+            node->state = VSCHED__PENDING;
+            node->ready_seq++;
+        }
+        vsched__node_unref(s, node);
+    }
+    h->valid = 0;
+}
+
+vsched__node *vsched__pop_ready(vsched *s, int q)
+{
+    vsched__heap *h = &s->graph.ready[q];
+    while (h->valid > 0) {
+        vsched__ready e = heap_pop(h);
+        if (!entry_valid(&e)) {
+            vsched__node_unref(s, e.node);
+            continue;
+        }
+        h->valid--;
+        e.node->state = VSCHED__PENDING; /* the caller starts or parks it */
+        e.node->ready_seq++;
+        if (h->valid == 0)
+            heap_clear(s, h);
+        return e.node; /* the entry's reference is the caller's */
+    }
+    if (h->n > 0)
+        heap_clear(s, h);
+    return NULL;
+}
+
+void vsched__ready_clear(vsched *s)
+{
+    for (int q = 0; q < 2; q++)
+        heap_clear(s, &s->graph.ready[q]);
 }
 
 void vsched__node_start(vsched__node *n, uint64_t now_ns)
@@ -273,33 +361,4 @@ void vsched__node_start(vsched__node *n, uint64_t now_ns)
     n->state = VSCHED__RUNNING;
     if (n->started_ns == 0)
         n->started_ns = now_ns;
-}
-
-void vsched__node_finish(vsched__graph *g, vsched__node *n,
-                         vsched__node_state state, int status, char *message,
-                         char *failed_dep, uint64_t now_ns)
-{
-    if (n->state == VSCHED__READY) {
-        /* Remove from the heap: move the last entry into its slot. */
-        size_t i = n->heap_index;
-        g->heap_n--;
-        if (i < g->heap_n) {
-            vsched__node *moved = g->heap[g->heap_n];
-            heap_set(g, i, moved);
-            sift_down(g, i);
-            sift_up(g, moved->heap_index);
-        }
-    }
-    n->state = state;
-    n->status = status;
-    free(n->message);
-    n->message = message;
-    free(n->failed_dep);
-    n->failed_dep = failed_dep;
-    n->finished_ns = now_ns;
-    if (n->started_ns == 0)
-        n->started_ns = now_ns;
-    g->unfinished--;
-    /* Edges into a terminal node are spent. */
-    g->edges -= n->upstream.n;
 }

@@ -1,36 +1,60 @@
 /*
- * graph -- the job graph: the scheduler's core data structure.
+ * graph -- nodes of the scheduler's one graph, their edges, the id index
+ * and the ready queues.
  *
  * A node is one unit of schedulable work: a file stage (Source, Analysis,
- * Artifact of one profile) or a generic job (dag.h). Edges run from an
- * upstream node to the nodes that wait for it; a node becomes READY when
- * its last upstream finishes, and the ready set is a binary heap ordered by
- * effective priority (higher first), then by id (older first).
+ * Artifact of one profile) or a generic job (dag.h).
  *
- * Life of a node:
+ *     PENDING --(last upstream done)--> READY --(taken by a runner)--> RUNNING
+ *        |                                 |                              |
+ *        +-------- FAILED / CANCELLED <----+--------------------+         v
+ *                                                                        DONE
  *
- *     PENDING --(last upstream done)--> READY --(dispatched)--> RUNNING
- *        |                                 |                       |
- *        +-------- FAILED / CANCELLED <----+---------------+       v
- *                                                                 DONE
+ * Edges. A node counts the upstream nodes it still waits for in
+ * deps_remaining. The edges inside one file are implicit -- Source(F) ->
+ * Analysis(F) -> every Artifact(F, profile) -- and found through the file's
+ * stage slots (files.h); the others are explicit, in the upstream node's
+ * `down` list: Analysis(B) -> Analysis(F) for a blocker B of F, Artifact ->
+ * job, job -> job. An explicit entry holds a reference on the downstream
+ * node. When the upstream ends it releases its list; an entry whose
+ * downstream ended first is skipped then (it no longer counts).
  *
- * vsched__node_finish is the single choke point of terminal transitions and
- * stamps finished_ns; vsched__node_start stamps started_ns.
+ * Lifetime. Nodes are reference counted (under the scheduler lock). The
+ * graph's own reference is the node's place in the structure: a file's
+ * stage slot, or the job registry and its history (dag.h). A node leaves
+ * the structure once (vsched__node_retire) when it is superseded, removed,
+ * reset or forgotten; it is freed when its last reference goes: a running
+ * task, a ready-queue entry, an edge, a job's record of it. Retired nodes
+ * still referenced are counted as retired_pending.
  *
- * Thread-safety: none of its own. Every function here is called with the
- * scheduler lock (vsched.lock) held.
+ * Ready queues: one per pool kind (CPU, I/O), binary heaps of entries that
+ * carry their own keys -- priority, then weight (the critical-path key),
+ * then id (older first) -- so sifting never touches a node. Deletion is
+ * lazy: an entry is valid while its node is READY with the entry's
+ * ready_seq; a priority raise pushes a fresh entry, a removal bumps the
+ * node's ready_seq. Each entry holds a reference on its node.
+ *
+ * Ids come from one process-wide counter: monotonic, never reused. The id
+ * index maps the ids of allocated nodes to them.
+ *
+ * Thread-safety: none of its own. Everything here runs with the scheduler
+ * lock held.
  */
 #ifndef VSCHED_LIB_GRAPH_H
 #define VSCHED_LIB_GRAPH_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <vsched/vsched.h>
 
+struct vsched;
 struct vsched__file;
-struct vsched_handle;
 struct vsched__job;
+struct vsched__task;
+struct vsched__outcome;
+struct vsched_handle;
 
 typedef enum vsched__node_state {
     VSCHED__PENDING,
@@ -48,125 +72,140 @@ typedef enum vsched__node_kind {
     VSCHED__K_JOB       /* generic graph job */
 } vsched__node_kind;
 
+/* Which ready queue (and pool) a node's next step belongs to. */
+enum { VSCHED__Q_CPU = 0, VSCHED__Q_IO = 1 };
+
 /* A growable array of node pointers. */
 typedef struct vsched__nodevec {
     struct vsched__node **v;
-    size_t n, cap;
+    uint32_t n, cap;
 } vsched__nodevec;
 
 typedef struct vsched__node {
-    uint64_t id;                 /* monotonic within a scheduler */
-    vsched__node_kind kind;
-    vsched__node_state state;
-    int priority;                /* effective: max over what demands it */
-    /* Longest expected duration (ns) of the work downstream of it, this
-     * node included: the second ordering key of the ready heap. */
-    uint64_t weight;
-    size_t heap_index;           /* position in the ready heap when READY */
+    uint64_t id;
+    struct vsched__file *file;     /* file stages: a reference; NULL for jobs */
+    uint64_t generation;           /* file stages: the file's, at creation */
+    const char *profile;           /* Artifact: interned profile name */
+    struct vsched__job *job;       /* jobs: gates, resources (dag.h) */
 
-    /* Identity of the file work this node belongs to. */
-    struct vsched__file *file;   /* NULL for generic jobs */
-    uint64_t incarnation;
-    uint64_t generation;
-    char *profile;               /* Artifact: profile name (owned) */
-
-    size_t deps_remaining;       /* upstream nodes not yet DONE */
-    vsched__nodevec upstream;    /* what this node waits for */
-    vsched__nodevec downstream;  /* who waits for this node */
-
-    /* Phase of a Source node: 0 = loading, 1 = parsing. */
-    int phase;
-    /* A task prepared for this node but not yet accepted by its pool (the
-     * pool was full, or the Source load finished and parse is next). */
-    void *pending_task;
-
-    /* Outcome. */
-    int status;                  /* 0 or negative vsched_status */
-    char *message;               /* reason, when status != 0 (owned) */
-    char *failed_dep;            /* the dependency that failed (owned) */
-    int fail_stage;              /* vsched_stage where the failure arose */
-    vsched_diag *diags;          /* diagnostics of the run (owned) */
-    size_t n_diags;
+    vsched__nodevec down;          /* explicit downstream (references) */
+    struct vsched_handle *waiters; /* handles waiting for its end (a list) */
+    struct vsched__task *task;     /* its task while out (prepared/running) */
+    struct vsched__outcome *why;   /* message, failed_dep, diags; or NULL */
     uint64_t started_ns, finished_ns;
 
-    /* Handles waiting for this node's terminal state. */
-    struct vsched_handle **waiters;
-    size_t n_waiters, cap_waiters;
-
-    /* Cancellation flag read by the running task (atomic int). */
-    int cancel;
-
-    /* Generic job: gates, resources, parent (dag.h); NULL for stages. */
-    struct vsched__job *job;
-    /* Set when first pushed ready (its gates fired): an AFTER_ADMISSION
-     * edge is then satisfied. admit_waiters are the nodes such edges gate;
-     * push_ready releases them (one fewer upstream each) and forgets them. */
-    int admitted;
-    vsched__nodevec admit_waiters;
+    int32_t priority;              /* effective: max over what demands it */
+    uint32_t weight_us;            /* critical-path key: longest expected
+                                      duration downstream, microseconds */
+    uint32_t deps_remaining;       /* upstream nodes not yet DONE */
+    uint32_t xdeps;                /* of which explicit edges */
+    uint32_t refs;
+    uint32_t ready_seq;            /* validates ready-queue entries */
+    uint32_t mark;                 /* traversal stamp (cycle search) */
+    int32_t status;                /* 0 or negative vsched_status */
+    uint8_t kind, state;
+    uint8_t phase;                 /* Source: 0 load, 1 parse */
+    uint8_t fail_stage;            /* vsched_stage where a failure arose */
+    uint8_t in_structure : 1;      /* holds the graph's own reference */
+    uint8_t admitted : 1;          /* was READY once (after-admission gates) */
+    uint8_t executed : 1;          /* its executor call ran (stage_runs) */
+    uint8_t admit_edges : 1;       /* AFTER_ADMISSION edges wait on it */
+    atomic_int cancel;             /* read by its running task */
 } vsched__node;
 
+/* A ready-queue entry: the keys, then the node. */
+typedef struct vsched__ready {
+    int32_t priority;
+    uint32_t weight_us;
+    uint64_t id;
+    uint32_t seq;
+    vsched__node *node;
+} vsched__ready;
+
+typedef struct vsched__heap {
+    vsched__ready *v;
+    size_t n, cap;
+    size_t valid;                  /* READY nodes it holds */
+} vsched__heap;
+
 typedef struct vsched__graph {
-    uint64_t next_id;            /* one past the newest node's id */
-    vsched__nodevec all;         /* every node, for teardown and reports */
-    vsched__node **heap;         /* ready heap */
-    size_t heap_n, heap_cap;
-    size_t heap_max;             /* ready depth high-water mark */
-    size_t edges;                /* live upstream->downstream edges */
-    size_t unfinished;           /* nodes not yet terminal */
+    vsched__heap ready[2];         /* VSCHED__Q_CPU, VSCHED__Q_IO */
+    /* Id index: open addressing, id -> node, for every allocated node. */
+    vsched__node **ids;
+    size_t ids_cap, ids_n;
+    vsched__node *free_list;       /* recycled node memory */
+    size_t live;                   /* nodes in the structure */
+    size_t retired;                /* allocated, out of the structure */
+    size_t edges;                  /* edges a live node still waits on */
+    size_t edges_cap;              /* backing slots of the down lists */
+    uint32_t stamp;                /* the last traversal stamp */
 } vsched__graph;
 
-int vsched__nodevec_push(vsched__nodevec *v, vsched__node *n);
-void vsched__nodevec_free(vsched__nodevec *v);
+uint64_t vsched__now_ns(void);
 
 void vsched__graph_init(vsched__graph *g);
-/* Free every node (teardown only). */
+/* Free every node still allocated (teardown, after every task is back). */
 void vsched__graph_fini(vsched__graph *g);
 
-/* Create a PENDING node with no edges; NULL on exhaustion. Ids come from
- * one process-wide counter: monotonic, never reused (not even by a reset,
- * which starts a fresh graph), so ids increase along g->all. */
+/* A PENDING node with one reference (the structure's). NULL on
+ * exhaustion. */
 vsched__node *vsched__node_new(vsched__graph *g, vsched__node_kind kind,
                                int priority);
-
-/* Make `down` wait for `up`. If `up` is already DONE nothing is recorded.
- * Returns VSCHED_OK or VSCHED_ENOMEM. */
-int vsched__graph_add_edge(vsched__graph *g, vsched__node *up,
-                           vsched__node *down);
-
-/* PENDING node with no remaining upstream -> READY (pushed on the heap). */
-int vsched__graph_make_ready_if_free(vsched__graph *g, vsched__node *n);
-
-/* The node with this id, or NULL (binary search over g->all). */
-vsched__node *vsched__graph_find(const vsched__graph *g, uint64_t id);
-
-/* Pop the best READY node, or NULL. */
-vsched__node *vsched__graph_pop_ready(vsched__graph *g);
-/* Put a popped node back (its pool was full). */
-int vsched__graph_push_ready(vsched__graph *g, vsched__node *n);
-
-/* Raise n's priority (and its upstream's, transitively, while not
- * terminal) to at least `priority`, re-ordering the heap. */
-void vsched__graph_raise_priority(vsched__graph *g, vsched__node *n,
-                                  int priority);
-/* The same for the weight (critical-path key). */
-void vsched__graph_raise_weight(vsched__graph *g, vsched__node *n,
-                                uint64_t weight);
-
-void vsched__node_start(vsched__node *n, uint64_t now_ns);
-/* Terminal transition: record the outcome. Ownership of message,
- * failed_dep and diags passes to the node. Does not touch downstream. */
-void vsched__node_finish(vsched__graph *g, vsched__node *n,
-                         vsched__node_state state, int status, char *message,
-                         char *failed_dep, uint64_t now_ns);
+static inline void vsched__node_ref(vsched__node *n)
+{
+    n->refs++;
+}
+/* Drop one reference; frees the node after its last (it must have left
+ * the structure). */
+void vsched__node_unref(struct vsched *s, vsched__node *n);
+/* Leave the structure (once): drops the graph's reference. */
+void vsched__node_retire(struct vsched *s, vsched__node *n);
 
 static inline int vsched__node_terminal(const vsched__node *n)
 {
     return n->state >= VSCHED__DONE;
 }
+static inline int vsched__node_failed(const vsched__node *n)
+{
+    return n->state == VSCHED__FAILED || n->state == VSCHED__CANCELLED;
+}
 
-uint64_t vsched__now_ns(void);
+/* The node with this id, or NULL. */
+vsched__node *vsched__graph_find(const vsched__graph *g, uint64_t id);
+/* Call fn on every allocated node (no insertion or freeing meanwhile). */
+void vsched__graph_each(const vsched__graph *g,
+                        void (*fn)(vsched__node *, void *), void *user);
 
-/* Free a job's payload (dag: gate.c); called when its node is freed. */
-void vsched__job_free(struct vsched__job *j);
+/* Explicit edge up -> down (up not terminal): down waits for up. */
+int vsched__edge_add(vsched__graph *g, vsched__node *up, vsched__node *down);
+
+/* Queue of a node's next step. */
+int vsched__node_queue(const vsched__node *n);
+/* PENDING, nothing left to wait for: make it READY. */
+void vsched__make_ready_if_free(struct vsched *s, vsched__node *n);
+/* Put a node READY (a prepared task stays with it). Its first admission
+ * releases the AFTER_ADMISSION edges waiting on it. */
+void vsched__push_ready(struct vsched *s, vsched__node *n);
+/* Take a READY node out of its queue (state becomes PENDING). */
+void vsched__unready(vsched__graph *g, vsched__node *n);
+/* Pop the best READY node of queue q, or NULL. It is left PENDING (and
+ * admitted) for the caller to start or park; its entry's reference passes
+ * to the caller. */
+vsched__node *vsched__pop_ready(struct vsched *s, int q);
+/* READY nodes in queue q. */
+static inline size_t vsched__ready_count(const vsched__graph *g, int q)
+{
+    return g->ready[q].valid;
+}
+/* Drop every entry (reset). */
+void vsched__ready_clear(struct vsched *s);
+
+/* A fresh traversal stamp for vsched__node.mark. */
+uint32_t vsched__graph_stamp(vsched__graph *g);
+
+void vsched__node_start(vsched__node *n, uint64_t now_ns);
+
+int vsched__nodevec_push(vsched__nodevec *v, vsched__node *n);
+void vsched__nodevec_free(vsched__nodevec *v);
 
 #endif

@@ -2,6 +2,7 @@
  * inbox -- bounded MPSC ring; see inbox.h for the contract.
  */
 #include <stdlib.h>
+#include <time.h>
 
 #include <vsched/plugin.h>
 
@@ -14,7 +15,7 @@ int vsched__inbox_init(vsched__inbox *q, size_t capacity)
         return VSCHED_ENOMEM;
     q->capacity = capacity;
     q->head = q->count = q->depth_max = 0;
-    q->closed = q->stop = 0;
+    q->closed = q->stop = q->nudged = 0;
     pthread_mutex_init(&q->lock, NULL);
     pthread_cond_init(&q->nonempty, NULL);
     pthread_cond_init(&q->nonfull, NULL);
@@ -78,14 +79,38 @@ static size_t take_locked(vsched__inbox *q, vsched__item *out, size_t max)
     return n;
 }
 
-size_t vsched__inbox_pop_wait(vsched__inbox *q, vsched__item *out, size_t max)
+long vsched__inbox_pop_wait(vsched__inbox *q, vsched__item *out, size_t max,
+                            int timeout_ms)
 {
+    struct timespec until;
+    if (timeout_ms >= 0) {
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += timeout_ms / 1000;
+        until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+    }
     pthread_mutex_lock(&q->lock);
-    while (q->count == 0 && !q->stop)
-        pthread_cond_wait(&q->nonempty, &q->lock);
-    size_t n = q->stop ? 0 : take_locked(q, out, max);
+    while (q->count == 0 && !q->stop && !q->nudged) {
+        if (timeout_ms < 0)
+            pthread_cond_wait(&q->nonempty, &q->lock);
+        else if (pthread_cond_timedwait(&q->nonempty, &q->lock, &until) != 0)
+            break;
+    }
+    q->nudged = 0;
+    long n = q->stop ? -1 : (long)take_locked(q, out, max);
     pthread_mutex_unlock(&q->lock);
     return n;
+}
+
+void vsched__inbox_nudge(vsched__inbox *q)
+{
+    pthread_mutex_lock(&q->lock);
+    q->nudged = 1;
+    pthread_cond_signal(&q->nonempty);
+    pthread_mutex_unlock(&q->lock);
 }
 
 void vsched__inbox_stop(vsched__inbox *q)

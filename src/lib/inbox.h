@@ -1,8 +1,9 @@
 /*
  * inbox -- the scheduler's bounded submission channel.
  *
- * Every request, batch and stage completion reaches the driver through the
- * inbox; the driver is its only consumer. Producers wait for a free slot
+ * Every request and batch reaches the driver through the inbox; the driver
+ * is its only consumer (stage completions are integrated by the runners
+ * that ran them, runner.c). Producers wait for a free slot
  * (they are never the consumer, so waiting cannot park the consumer), and
  * nothing is ever dropped while the inbox is open. After close, pushes are
  * refused with VSCHED_ESHUTDOWN and the caller disposes of its item.
@@ -20,8 +21,7 @@
 
 typedef enum vsched__item_kind {
     VSCHED__ITEM_REQUEST,  /* one vsched_handle */
-    VSCHED__ITEM_BATCH,    /* a vsched_batch admitted as one unit */
-    VSCHED__ITEM_COMPLETE  /* a vsched__task that finished on a pool */
+    VSCHED__ITEM_BATCH     /* a vsched_batch admitted as one unit */
 } vsched__item_kind;
 
 typedef struct vsched__item {
@@ -41,6 +41,7 @@ typedef struct vsched__inbox {
     size_t depth_max;       /* largest count ever observed */
     int closed;             /* pushes refused */
     int stop;               /* teardown signal for the driver */
+    int nudged;             /* the driver should run a pass */
 } vsched__inbox;
 
 int vsched__inbox_init(vsched__inbox *q, size_t capacity);
@@ -54,10 +55,15 @@ int vsched__inbox_push(vsched__inbox *q, vsched__item item);
  * closed (the item was not taken in either case). */
 int vsched__inbox_try_push(vsched__inbox *q, vsched__item item);
 
-/* Driver side: wait until items are queued or stop is set, then move up to
- * `max` items into out[]. Returns the count moved; 0 means stop. */
-size_t vsched__inbox_pop_wait(vsched__inbox *q, vsched__item *out,
-                              size_t max);
+/* Driver side: wait until items are queued, stop is set, the driver is
+ * nudged, or timeout_ms pass (-1: no deadline); then move up to `max`
+ * items into out[]. Returns the count moved (0 after a nudge or the
+ * deadline), or -1 on stop. */
+long vsched__inbox_pop_wait(vsched__inbox *q, vsched__item *out, size_t max,
+                            int timeout_ms);
+
+/* Wake the driver for a pass without an item (never waits). */
+void vsched__inbox_nudge(vsched__inbox *q);
 
 /* Ask the driver to stop (teardown channel) and refuse further pushes. */
 void vsched__inbox_stop(vsched__inbox *q);

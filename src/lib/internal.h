@@ -1,31 +1,42 @@
 /*
- * internal.h -- the scheduler object and what travels between its threads.
+ * internal.h -- the scheduler object, what travels between its threads,
+ * and who calls what across libvsched's modules.
  *
  * Threads of a scheduler:
- *   - callers: submit requests (push to the inbox), wait on handles, and
- *     call invalidate/remove/reset (which take the scheduler lock directly);
- *   - the driver: the inbox's consumer; admits requests, integrates
- *     completions and dispatches ready nodes, all under `lock`;
- *   - pool workers (host-owned pools): run one task each, unlocked, and
- *     push the completion to the inbox. A CPU worker that waits on a handle
- *     runs ready CPU work itself meanwhile (see vsched_wait).
+ *   - callers: bind requests to file lifetimes and push them to the inbox,
+ *     wait on handles, call invalidate/remove/reset/cancel (which take the
+ *     scheduler lock directly) and submit sub-DAGs (likewise);
+ *   - the driver: the inbox's consumer; admits requests and batches, and
+ *     re-dispatches when a pool refused work (its idle re-pump deadline);
+ *   - runners (runner.c): pool tasks that take ready work, run it unlocked
+ *     and integrate its completion themselves, then take the next -- one
+ *     hold of the scheduler lock per task, no round trip through a queue;
+ *   - a CPU pool worker that waits on a handle runs ready CPU work itself
+ *     meanwhile (vsched__pump_until);
+ *   - observers and join callbacks run after a critical section, unlocked,
+ *     on whichever of these threads ended it (pass.c).
  *
  * Lock ranks (take in increasing order, never the reverse):
- *   1. vsched.lock        the scheduler lock: graph, files, handles' targets,
- *                         the artifact store, the graveyard, and the job
- *                         graph's state (dag.h: resources, grants, permits
- *                         of every vsched_sem of this scheduler, tokens'
- *                         reasons); vsched.dag.changed is a condition
- *                         variable on it, not a lock of its own
- *   2. root.lock          the MVCC source directory (root.c); taken inside 1
- *                         by publishers, alone by capture/lookup
- *   3. vsched.serial_*    serialise calls into a non-thread-safe plugin
- *                         (held only around one plugin call, never with 1)
- *   4. inbox.lock         the inbox ring (never held while taking 1)
- *   5. handle.lock        one handle's completion flag
- *   6. vsched.task_lock   count of live tasks (teardown)
- *   7. vsched.observer_lock  one observer call at a time
- * Pool locks are private to pool.c and leaves.
+ *   0. vsched.observer_lock  one observer call at a time; held around the
+ *                            call, which may take the scheduler lock
+ *                            (vsched_cancel from an observer)
+ *   1. vsched.lock           the scheduler lock: the graph, files, facts
+ *                            index, handles' results before they are done,
+ *                            the job graph's state (dag.h), the artifact
+ *                            store, the runner counts; vsched.quiet and
+ *                            vsched.dag.changed are condition variables on
+ *                            it, not locks
+ *   2. root.lock             the MVCC history (root.c); taken inside 1 by
+ *                            publishers, alone by capture/lookup
+ *   3. vsched.serial_*       serialise calls into a non-thread-safe plugin
+ *                            (held around one plugin call, never with 1)
+ *   4. inbox.lock            the inbox ring (never held while taking 1)
+ *   5. pool locks            private to pool.c; leaves taken inside 1 by
+ *                            vsched_pool_try_submit
+ *   6. park buckets          park.c; leaves
+ * Every acquisition of the scheduler lock goes through vsched__lock /
+ * vsched__unlock, which also hand the snapshot frees requested under it to
+ * the unlocking thread (no plugin call ever runs under it).
  */
 #ifndef VSCHED_LIB_INTERNAL_H
 #define VSCHED_LIB_INTERNAL_H
@@ -41,120 +52,166 @@
 #include "files.h"
 #include "graph.h"
 #include "inbox.h"
+#include "park.h"
 #include "root.h"
 
 #define VSCHED__HIDDEN __attribute__((visibility("hidden")))
 
-/* One unit of work handed to a pool; see stages.c. Owned by the driver
- * until dispatched, by the worker while it runs, by the driver again once
- * its completion is popped from the inbox. */
+/* Why a node failed: its reason, the dependency that failed, and the
+ * executor's diagnostics of its run. All owned. */
+typedef struct vsched__outcome {
+    char *message;
+    char *failed_dep;
+    vsched_diag *diags;
+    size_t n_diags;
+} vsched__outcome;
+
+/* One run of a node's work. Built under the lock when a runner takes the
+ * node (task.c), run unlocked (stages.c), integrated under the lock
+ * (complete.c, gate.c). It holds a reference on its node, and reads only
+ * what it copied or references (the file's name lives with the node). */
 typedef struct vsched__task {
     vsched *s;
-    vsched__node *node;       /* the node it runs for */
-    uint64_t epoch;           /* s->epoch at dispatch (reset detection) */
-    vsched__node_kind kind;
-    int phase;                /* Source: 0 load, 1 parse */
+    vsched__node *node;
+    struct vsched__task *next_free;
+    uint8_t kind, phase;
+    unsigned has_content : 1;
+    unsigned ran : 1;          /* the executor was called */
     uint64_t incarnation, generation;
-    char *name;               /* canonical source name (owned) */
-    char *profile;            /* Artifact (owned) */
-    char file_kind[32];       /* loader classification */
+    const char *name;          /* the file's or the job's */
+    const char *profile;       /* interned */
+    char file_kind[32];        /* loader classification (Source) */
+    uint64_t class_seq;        /* when it was made */
 
     /* Inputs. */
-    char *bytes;              /* loaded source (owned, freed after parse) */
+    char *bytes;               /* Source: loaded or upserted bytes (owned) */
     size_t len;
-    int has_content;          /* Source: bytes come from an upsert */
-    vsched__snap *snap;       /* a reference, for Analysis/Artifact */
+    vsched__snap *snap;        /* Analysis/Artifact: a reference */
     uint64_t content_hash;
-    uint64_t analysis_hash;
-    uint64_t *blocker_hashes; /* owned */
+    uint64_t analysis_hash;    /* Artifact: the file's, read at start */
+    uint64_t consumed_analysis; /* Artifact: id of the Analysis it read */
+    uint64_t *blocker_hashes;  /* Analysis: in extract_deps order */
+    uint64_t *consumed;        /* Analysis: id of each blocker's Analysis */
     size_t n_blockers;
+    uint64_t inline_hashes[4], inline_consumed[4];
 
     /* Outputs. */
     int status;
-    char *message;            /* owned */
-    void *new_snapshot;       /* Source: executor-owned snapshot */
-    vsched_deps_out deps;     /* Source: owned arrays and strings */
+    char *message;             /* owned */
+    void *new_snapshot;        /* Source: executor-owned */
+    vsched_deps_out deps;      /* Source: owned arrays and strings */
     uint64_t out_hash;
-    char *artifact_path;      /* owned */
-    vsched_diag *diags;       /* owned, strings too */
+    char *artifact_path;       /* owned */
+    vsched_diag *diags;        /* owned, strings too */
     size_t n_diags;
     uint64_t started_ns, finished_ns;
 
-    /* K_JOB: the job op's input, strings and array owned (gate.c). */
-    vsched_job_in *job;
+    vsched_job_in *job;        /* jobs: the op's input (owned) */
 } vsched__task;
 
 struct vsched_handle {
+    vsched_result result;      /* the answer; name/stage/profile are the
+                                  request's */
     vsched *s;
-    vsched_request req;       /* name/profile/content owned */
-    char *canonical;          /* resolved name (owned) */
-    char kind[32];            /* the loader's classification, or "" */
-    int admit_status;         /* failure found before admission */
-    vsched_batch *batch;      /* owning batch, or NULL */
-
-    /* Result, written once under the scheduler lock before `done`. */
-    vsched_result result;
-    char *r_message, *r_failed_dep, *r_artifact_path; /* owned */
-    vsched_diag *r_diags;
-    size_t r_n_diags;
-    char **r_deps, **r_blockers; /* owned copies, NULL-terminated */
-
-    /* lock: guards done (rank 5). */
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    int done;
-    atomic_int refs;          /* caller + scheduler */
+    vsched_batch *batch;       /* owning batch, or NULL */
+    atomic_int refs;           /* single handles: caller + scheduler +
+                                  a pending join callback */
+    atomic_int done;
+    int priority;
+    unsigned flags;            /* VSCHED_REQ_* still to apply */
+    uint64_t cost_ns;
+    vsched_join_fn on_join;
+    void *join_user;
+    char *content;             /* upsert bytes (owned) until admitted */
+    size_t content_len;
+    const char *profile_key;   /* the profile, interned (slots key on it) */
+    const char *kind;          /* loader classification (interned) */
+    uint64_t class_seq;        /* when it was made */
+    int admit_status;          /* failure found before admission */
+    vsched__file *file;        /* bound at submission (reference) */
+    uint64_t epoch;            /* reset epoch at submission */
+    vsched_handle *next;       /* a node's waiter list; the readmit queue */
+    vsched__facts *facts;      /* the result's deps/blockers (reference) */
+    vsched__outcome out;       /* the result's owned strings */
+    char *path;                /* result.artifact_path (owned) */
+    char *canonical;           /* result.name (owned) */
+    unsigned join_fired : 1;   /* its join callback was queued once */
 };
 
 struct vsched_batch {
     vsched *s;
     size_t n;
-    vsched_handle **handles;
+    atomic_int refs;           /* caller + scheduler (until all answered) */
+    atomic_size_t remaining;   /* handles not yet answered */
+    atomic_int done;
+    vsched_handle *h;          /* n handles, one allocation */
     const vsched_result **results;
 };
 
-/* What one critical section leaves for after the unlock: handles to
- * signal and join callbacks to run. */
+/* One stage event for the observer; holds a file reference. */
+typedef struct vsched__event {
+    vsched_stage stage;
+    vsched__file *file;
+    const char *profile;
+    int status;
+    uint64_t started_ns, finished_ns;
+} vsched__event;
+
+/* What one critical section leaves for after the unlock (pass.c). */
 typedef struct vsched__pass {
-    vsched_handle **fin;
+    vsched_handle **fin;       /* handles to signal */
     size_t n_fin, cap_fin;
-    vsched_handle **joins;
+    vsched_handle **joins;     /* join callbacks to run (held) */
     size_t n_joins, cap_joins;
+    vsched__event *events;
+    size_t n_events, cap_events;
+    vsched__snap *dead;        /* snapshots to free through the executor */
+    int wake_dag;              /* node waiters and blocked submitters */
 } vsched__pass;
+
+/* The argument of a runner task: its scheduler and queue. */
+typedef struct vsched__runner_arg {
+    vsched *s;
+    int q;
+} vsched__runner_arg;
+
+typedef struct vsched__strings {
+    char **v;
+    size_t cap, n;
+} vsched__strings;
 
 struct vsched {
     vsched_options opts;
 
-    /* lock: the scheduler lock (rank 1). Guards graph, files, every node
-     * and file field, handle results before done, inflight, waiters,
-     * events, epoch, the graveyard. */
+    /* lock: the scheduler lock (rank 1); see the header comment. */
     pthread_mutex_t lock;
     vsched__graph graph;
     vsched__files files;
-    size_t inflight;          /* tasks dispatched, completion not processed */
-    size_t waiters;           /* handles parked on nodes */
-    vsched_event *events;     /* stage events not yet delivered */
-    size_t n_events, cap_events;
-
-    /* Reset: the current epoch; objects retired by earlier epochs wait in
-     * the graveyard until the tasks dispatched in them have come back. */
-    uint64_t epoch;
-    size_t grave_inflight;    /* tasks of earlier epochs still out */
-    vsched__graph grave_graph;
-    vsched__file **grave_files;
-    size_t n_grave_files, cap_grave_files;
-    /* Objects retired by vsched_remove in this epoch (nodes of the current
-     * graph still point at them). */
-    vsched__file **retired_files;
-    size_t n_retired, cap_retired;
-
-    vsched__root_dir *root;   /* MVCC source directory (own lock, rank 2) */
-
-    /* The job graph's resources, ledger, parked jobs (dag.h); guarded by
-     * `lock` like the graph. */
+    vsched__dependents dependents;
+    vsched__strings strings;   /* interned profile and kind names */
     vsched__dag dag;
+    vsched__root_dir *root;    /* own lock, rank 2 */
+    uint64_t epoch;            /* advanced by each reset */
+    vsched_handle *readmit, *readmit_tail; /* follow-latest re-admissions */
+    vsched__snap *dead_snaps;  /* freed by the next unlocking thread */
+    vsched__snap *_Atomic serial_pending; /* frees for the serialised
+                                             executor's next lock holder */
+    vsched__task *task_free;   /* recycled task memory */
+    size_t waiters;            /* handles parked on nodes */
+    size_t n_blockers;         /* blocker references in live facts */
+    unsigned runners[2];       /* runner tasks submitted, not yet exited */
+    unsigned busy[2];          /* of which running a task (unlocked) */
+    unsigned runner_limit[2];  /* at most this many (the pools' threads) */
+    vsched__runner_arg runner_args[2];
+    atomic_int repump;         /* a pool refused work: the driver retries */
+    unsigned pumpers;          /* threads in vsched__pump_until */
+    unsigned node_waiters;     /* threads waiting on dag.changed
+                                  (vsched_node_wait, blocked submitters) */
+    pthread_cond_t quiet;      /* on lock: runners, pumpers, node waiters
+                                  gone (teardown waits for it) */
+    atomic_size_t n_retired_files; /* retired objects not yet freed */
 
-    vsched__inbox inbox;
+    vsched__inbox inbox;       /* own lock, rank 4 */
     pthread_t driver;
     int driver_started;
 
@@ -162,17 +219,10 @@ struct vsched {
      * thread-safe (rank 3, leaf apart from plugin code). */
     pthread_mutex_t serial_loader;
     pthread_mutex_t serial_executor;
-
-    /* task_lock: guards live_tasks (rank 6). */
-    pthread_mutex_t task_lock;
-    pthread_cond_t task_cond;
-    size_t live_tasks;        /* tasks handed to a pool, not yet retired */
-
-    /* observer_lock: one observer call at a time (rank 7). */
-    pthread_mutex_t observer_lock;
+    pthread_mutex_t observer_lock; /* rank 0 */
 
     atomic_int stopping;
-
+    atomic_uint_fast64_t class_seq;
     atomic_uint_fast64_t submit_count;
     atomic_uint_fast64_t batch_submissions;
     atomic_uint_fast64_t dedup_joins;
@@ -181,99 +231,149 @@ struct vsched {
     atomic_uint_fast64_t stage_failures[3];
 };
 
+/* ---- sched.c: the lock, handles ----------------------------------------- */
+VSCHED__HIDDEN void vsched__lock(vsched *s);
+/* Unlock; snapshot frees requested under the lock go to p (or are run
+ * here when p is NULL). */
+VSCHED__HIDDEN void vsched__unlock(vsched *s, vsched__pass *p);
+/* 1 when the calling thread holds s's lock. */
+VSCHED__HIDDEN int vsched__holds_lock(const vsched *s);
+/* Answer h: wake its waiter and drop the scheduler's reference. */
+VSCHED__HIDDEN void vsched__handle_signal(vsched_handle *h);
+VSCHED__HIDDEN void vsched__handle_hold(vsched_handle *h);
+VSCHED__HIDDEN void vsched__handle_unref(vsched_handle *h);
+VSCHED__HIDDEN const char *vsched__intern(vsched *s, const char *str);
+
 /* ---- pass.c: after-unlock work ------------------------------------------ */
 VSCHED__HIDDEN void vsched__pass_fin(vsched__pass *p, vsched_handle *h);
 VSCHED__HIDDEN void vsched__pass_join(vsched__pass *p, vsched_handle *h);
-/* Fire events, signal handles, run join callbacks; then empty p. Call with
- * no scheduler lock held. */
+VSCHED__HIDDEN void vsched__pass_event(vsched *s, vsched__pass *p,
+                                       const vsched__node *n);
+/* Deliver events, signal handles, run join callbacks, free snapshots;
+ * then empty p. Call with no scheduler lock held. */
 VSCHED__HIDDEN void vsched__pass_run(vsched *s, vsched__pass *p);
 VSCHED__HIDDEN void vsched__pass_free(vsched__pass *p);
-VSCHED__HIDDEN void vsched__fire_events(vsched *s);
+/* Unlock, run p, free it: the end of most critical sections. */
+VSCHED__HIDDEN void vsched__unlock_run(vsched *s, vsched__pass *p);
 
 /* ---- outcome.c: terminal transitions (lock held) ------------------------ */
 VSCHED__HIDDEN vsched_stage vsched__stage_of(const vsched__node *n);
+VSCHED__HIDDEN void vsched__outcome_free(vsched__outcome *o);
+/* Fill h's result from n's end and queue its signal. */
 VSCHED__HIDDEN void vsched__handle_finish(vsched *s, vsched_handle *h,
                                           vsched__node *n, vsched__pass *p);
-/* Answer h without a node (admission refused): status and message. */
-VSCHED__HIDDEN void vsched__handle_refuse(vsched_handle *h, int status,
-                                          const char *message,
+/* Answer h without a node: status and message (copied). */
+VSCHED__HIDDEN void vsched__handle_refuse(vsched *s, vsched_handle *h,
+                                          int status, const char *message,
                                           vsched__pass *p);
 VSCHED__HIDDEN void vsched__waiter_add(vsched *s, vsched__node *n,
                                        vsched_handle *h, vsched__pass *p);
-VSCHED__HIDDEN void vsched__event_push(vsched *s, const vsched__node *n);
-VSCHED__HIDDEN void vsched__fail_node(vsched *s, vsched__node *n, int status,
+/* n finished DONE: answer its waiters, release its downstream. */
+VSCHED__HIDDEN void vsched__node_done(vsched *s, vsched__node *n,
+                                      vsched__pass *p);
+/* End n (and, transitively, what waits on it) with a failure. Ownership
+ * of message, failed_dep and diags passes in. origin: the vsched_stage
+ * where the failure arose, or -1 for n's own. */
+VSCHED__HIDDEN void vsched__node_fail(vsched *s, vsched__node *n, int status,
                                       char *message, char *failed_dep,
                                       vsched_diag *diags, size_t n_diags,
                                       int origin, vsched__pass *p);
-VSCHED__HIDDEN void vsched__release_downstream(vsched *s, vsched__node *n,
-                                               vsched__pass *p);
-VSCHED__HIDDEN void vsched__link(vsched *s, vsched__node *up,
-                                 vsched__node *down, vsched__pass *p);
+/* n (not terminal) will wait for up: an implicit or explicit edge, or at
+ * once n's failure when up failed. Returns 0, or -1 when n failed. */
+VSCHED__HIDDEN int vsched__wait_on(vsched *s, vsched__node *up,
+                                   vsched__node *n, int explicit_edge,
+                                   vsched__pass *p);
 
-/* ---- admit.c: stage admission (lock held) ------------------------------- */
+/* ---- upstream.c: what a node waits on ----------------------------------- */
+/* The live object of f's name: f, or the table's (ensured) when retired. */
+VSCHED__HIDDEN vsched__file *vsched__live(vsched *s, vsched__file *f);
+/* Raise n's priority and weight (and its upstream's, transitively, while
+ * not terminal), re-ordering the ready queues. */
+VSCHED__HIDDEN void vsched__raise(vsched *s, vsched__node *n, int priority,
+                                  uint32_t weight_us);
+/* Would n waiting on up close a cycle (up already waits on n,
+ * transitively)? Returns a message naming the chain (heap), or NULL. */
+VSCHED__HIDDEN char *vsched__cycle_through(vsched *s, vsched__node *up,
+                                           vsched__node *n);
+
+/* ---- admit.c: admission (lock held) ------------------------------------- */
+/* Bind h to the file object of its name at submission (lock held). */
+VSCHED__HIDDEN int vsched__bind(vsched *s, vsched_handle *h);
+VSCHED__HIDDEN void vsched__admit(vsched *s, vsched_handle *h,
+                                  vsched__pass *p);
+VSCHED__HIDDEN void vsched__admit_batch(vsched *s, vsched_batch *b,
+                                        vsched__pass *p);
+/* Admit the follow-latest waiters the last sweeps queued. */
+VSCHED__HIDDEN void vsched__readmit_drain(vsched *s, vsched__pass *p);
+VSCHED__HIDDEN void vsched__readmit_push(vsched *s, vsched_handle *h);
 VSCHED__HIDDEN vsched__node *vsched__ensure_source(vsched *s, vsched__file *f,
                                                    int prio);
 VSCHED__HIDDEN vsched__node *vsched__ensure_analysis(vsched *s,
                                                      vsched__file *f,
                                                      int prio,
                                                      vsched__pass *p);
-/* f itself, or -- when f was retired (removed, re-homed) -- the live
- * object of the same name, ensured. */
-VSCHED__HIDDEN vsched__file *vsched__file_live(vsched *s, vsched__file *f);
-VSCHED__HIDDEN void vsched__gate_on_blockers(vsched *s, vsched__file *f,
-                                             vsched__pass *p);
-VSCHED__HIDDEN void vsched__admit(vsched *s, vsched_handle *h,
-                                  vsched__pass *p);
-VSCHED__HIDDEN void vsched__admit_batch(vsched *s, vsched_batch *b,
-                                        vsched__pass *p);
-/* Find or admit Artifact(f, profile) at priority prio (dag.c). */
 VSCHED__HIDDEN vsched__node *vsched__ensure_artifact(vsched *s,
                                                      vsched__file *f,
                                                      const char *profile,
                                                      int prio,
                                                      vsched__pass *p);
+/* n, an Analysis of an integrated file, waits for each blocker's current
+ * Analysis (ensured); cycles are failed here. */
+VSCHED__HIDDEN void vsched__gate_on_blockers(vsched *s, vsched__node *n,
+                                             vsched__pass *p);
 
 /* ---- supersede.c: generations and retirement (lock held) ---------------- */
 /* Advance f's generation and sweep its older work. VSCHED_EEXHAUSTED when
  * the counter cannot advance (nothing changes then). */
 VSCHED__HIDDEN int vsched__advance_generation(vsched *s, vsched__file *f,
                                               vsched__pass *p);
-/* Replace f by a successor object (new incarnation, generation 0) because
- * the loader now classifies it as `kind`; returns the successor. */
+/* Replace f by a successor object (new incarnation, generation 0, same
+ * lifetime) classified `kind`; returns the successor. */
 VSCHED__HIDDEN vsched__file *vsched__rehome(vsched *s, vsched__file *f,
                                             const char *kind,
+                                            uint64_t class_seq,
                                             vsched__pass *p);
-/* Graveyard: a completion of an earlier epoch came back. */
-VSCHED__HIDDEN void vsched__grave_task_returned(vsched *s);
+/* Analysis results built on f's old content are stale: drop or re-gate
+ * them, transitively. f_done: f's old Analysis had finished DONE. */
+VSCHED__HIDDEN void vsched__invalidate_dependents(vsched *s, vsched__file *f,
+                                                  int f_done,
+                                                  vsched__pass *p);
+/* End every node of the scheduler with status (teardown: SHUTDOWN). */
+VSCHED__HIDDEN void vsched__retire_all(vsched *s, int status,
+                                       const char *reason, vsched__pass *p);
 
-/* ---- complete.c: completion integration (lock held) --------------------- */
+/* ---- complete.c: a finished task (lock held) ---------------------------- */
 VSCHED__HIDDEN void vsched__complete(vsched *s, vsched__task *t,
                                      vsched__pass *p);
-VSCHED__HIDDEN void vsched__break_cycles(vsched *s, vsched__pass *p);
+/* Are the inputs n would consume (or t consumed) still the current ones?
+ * If not, n is re-gated on them and 0 is returned. */
+VSCHED__HIDDEN int vsched__inputs_current(vsched *s, vsched__node *n,
+                                          const vsched__task *t,
+                                          vsched__pass *p);
+
+/* ---- runner.c: taking and running ready work ---------------------------- */
+/* Start runners for ready work (lock held). */
+VSCHED__HIDDEN void vsched__kick(vsched *s);
+/* A CPU worker waiting for *flag: run ready CPU work inline meanwhile. */
+VSCHED__HIDDEN void vsched__pump_until(vsched *s, const void *addr,
+                                       const atomic_int *flag);
+
+/* ---- task.c: task memory and inputs (lock held) ------------------------- */
+/* The task of a file-stage node starting now (inputs read here). */
+VSCHED__HIDDEN vsched__task *vsched__task_for(vsched *s, vsched__node *n);
+VSCHED__HIDDEN void vsched__task_free(vsched *s, vsched__task *t);
+
+/* ---- stages.c: task bodies (no lock) ------------------------------------ */
+VSCHED__HIDDEN void vsched__task_execute(vsched__task *t);
 
 /* ---- driver.c ----------------------------------------------------------- */
 VSCHED__HIDDEN void *vsched__driver_main(void *arg);
-VSCHED__HIDDEN void vsched__driver_teardown(vsched *s);
 /* Push an item; on the driver thread a full inbox is drained (processed
  * inline) first, so the driver never parks on its own inbox. */
 VSCHED__HIDDEN int vsched__submit_item(vsched *s, vsched__item it);
-/* Dispatch ready work (lock held). */
-VSCHED__HIDDEN void vsched__dispatch(vsched *s);
-/* 1 when the calling thread is s's driver. */
 VSCHED__HIDDEN int vsched__on_driver(const vsched *s);
-/* A CPU worker waiting on h: run ready CPU work inline until h is done. */
-VSCHED__HIDDEN void vsched__pump_until(vsched *s, vsched_handle *h);
-
-/* ---- stages.c: task bodies ---------------------------------------------- */
-VSCHED__HIDDEN void vsched__task_run(void *arg);
-/* Run a task's body on the calling thread, without delivering it. */
-VSCHED__HIDDEN void vsched__task_execute(vsched__task *t);
-VSCHED__HIDDEN void vsched__task_free(vsched__task *t);
-VSCHED__HIDDEN void vsched__task_retire(vsched *s);
-
-/* ---- sched.c ------------------------------------------------------------ */
-VSCHED__HIDDEN void vsched__handle_signal(vsched_handle *h);
-VSCHED__HIDDEN void vsched__handle_unref(vsched_handle *h);
+/* Ask the driver for a re-pump soon (a pool refused work). */
+VSCHED__HIDDEN void vsched__driver_repump(vsched *s);
 
 /* ---- ctx.c -------------------------------------------------------------- */
 VSCHED__HIDDEN void vsched__ctx_init(vsched_ctx *ctx, vsched__task *t);
@@ -286,20 +386,18 @@ VSCHED__HIDDEN size_t vsched__pool_capacity(const vsched_pool *p);
 /* Run one task queued on p on the calling thread; 0 when none is queued.
  * For a worker of p that must wait: it drains its own pool meanwhile. */
 VSCHED__HIDDEN int vsched__pool_run_one(vsched_pool *p);
+/* 1 when the calling thread is a worker of p. */
+VSCHED__HIDDEN int vsched__pool_is_current(const vsched_pool *p);
 
 /* ---- test hooks (tests link the core objects directly) ------------------ */
-/* Set name's generation (to test exhaustion). VSCHED_ENOENT if untracked. */
 VSCHED__HIDDEN int vsched__test_set_generation(vsched *s, const char *name,
                                                uint64_t generation);
-
-/* 1 when the source directory holds a PRESENT version of name with
- * exactly this identity and hash (nothing reclaimed in between). */
 VSCHED__HIDDEN int vsched__test_published(vsched *s, const char *name,
                                           uint64_t incarnation,
                                           uint64_t generation,
                                           uint64_t content_hash);
-/* Pairs of PRESENT versions published for one (name, incarnation,
- * generation): a generation's Source is integrated at most once. */
 VSCHED__HIDDEN size_t vsched__test_conflicts(vsched *s);
+/* 1 once h has been answered (without waiting). */
+VSCHED__HIDDEN int vsched__test_handle_done(vsched_handle *h);
 
 #endif

@@ -1,13 +1,19 @@
 /*
  * outcome -- terminal transitions of graph nodes and who hears of them.
  *
- * When a node ends, its waiters are answered (results copied into their
- * handles), an event is queued for the observer, and its downstream either
- * moves (done: one fewer upstream to wait for) or fails with it: downstream
- * of the same file inherits the failure; another file's downstream gets
- * VSCHED_EDEPFAIL naming this file.
+ * When a node ends, its waiters are answered (results filled into their
+ * handles), an event is queued for the observer, and what waits on it
+ * either moves (done: one fewer upstream) or fails with it: the later
+ * stages of the same file inherit the failure; another file's stages get
+ * VSCHED_EDEPFAIL naming this file (ECYCLE, ECANCELLED and ESHUTDOWN keep
+ * their kind); a job applies its edge's gate (gate.c).
  *
- * Every function here runs with the scheduler lock held and leaves the
+ * Failure travels by a worklist, never by recursion along a chain: a
+ * failure reached while one is being propagated on this thread joins the
+ * running worklist. A propagated message names the dependency and quotes
+ * the root cause, without nesting one message in the next.
+ *
+ * Everything here runs with the scheduler lock held and leaves the
  * after-unlock work (signals, events, join callbacks) in a vsched__pass.
  */
 #include <stdio.h>
@@ -33,20 +39,26 @@ vsched_stage vsched__stage_of(const vsched__node *n)
     }
 }
 
-/* NULL-terminated copy of the names of files[0..n). */
-static char **names_copy(vsched__file *const *files, size_t n)
+void vsched__outcome_free(vsched__outcome *o)
 {
-    char **v = calloc(n + 1, sizeof *v);
-    if (v == NULL)
-        return NULL;
-    for (size_t i = 0; i < n; i++)
-        if ((v[i] = strdup(files[i]->name)) == NULL) {
-            for (size_t k = 0; k < i; k++)
-                free(v[k]);
-            free(v);
-            return NULL;
-        }
-    return v;
+    if (o == NULL)
+        return;
+    free(o->message);
+    free(o->failed_dep);
+    vsched__diags_free(o->diags, o->n_diags);
+    free(o);
+}
+
+/* ---- answering handles ----------------------------------------------------- */
+
+/* An answered handle no longer holds its file object (a result refers to
+ * nothing of the scheduler's, so it may outlive it). */
+static void unbind(vsched *s, vsched_handle *h)
+{
+    if (h->file != NULL) {
+        vsched__file_unref(s, h->file);
+        h->file = NULL;
+    }
 }
 
 void vsched__handle_finish(vsched *s, vsched_handle *h, vsched__node *n,
@@ -55,178 +67,357 @@ void vsched__handle_finish(vsched *s, vsched_handle *h, vsched__node *n,
     vsched_result *r = &h->result;
     vsched__file *f = n->file;
     r->status = n->status;
-    r->name = h->canonical;
-    r->stage = h->req.stage;
-    r->profile = h->req.profile;
     r->failed_stage = n->status != 0 ? (vsched_stage)n->fail_stage
                                      : vsched__stage_of(n);
-    r->incarnation = n->incarnation;
+    r->incarnation = f->incarnation;
     r->generation = n->generation;
     r->started_ns = n->started_ns;
     r->finished_ns = n->finished_ns;
-    if (f != NULL && f->integrated && f->generation == n->generation) {
-        h->r_deps = names_copy(f->deps, f->n_deps);
-        h->r_blockers = names_copy(f->blockers, f->n_blockers);
-        r->deps = (const char *const *)h->r_deps;
-        r->n_deps = h->r_deps != NULL ? f->n_deps : 0;
-        r->blockers = (const char *const *)h->r_blockers;
-        r->n_blockers = h->r_blockers != NULL ? f->n_blockers : 0;
-        r->content_hash = f->content_hash;
+    if (f->facts != NULL && f->generation == n->generation) {
+        vsched__facts *fa = vsched__facts_ref(f->facts);
+        h->facts = fa;
+        r->deps = fa->dep_names;
+        r->n_deps = fa->n_deps;
+        r->blockers = fa->blocker_names;
+        r->n_blockers = fa->n_blockers;
+        r->content_hash = fa->content_hash;
         if (f->analysis != NULL && f->analysis->state == VSCHED__DONE)
             r->analysis_hash = f->analysis_hash;
-        if (h->req.stage == VSCHED_STAGE_ARTIFACT && n->status == 0) {
-            vsched__artifact_slot *a = vsched__file_artifact(f, n->profile);
-            if (a != NULL && a->path != NULL)
-                r->artifact_path = h->r_artifact_path = strdup(a->path);
+        if (n->kind == VSCHED__K_ARTIFACT && n->status == 0) {
+            vsched__slot *sl = vsched__file_find_slot(f, n->profile);
+            if (sl != NULL && sl->path != NULL)
+                r->artifact_path = h->path = strdup(sl->path);
         }
     }
-    r->message = h->r_message = dup_or_null(n->message);
-    r->failed_dep = h->r_failed_dep = dup_or_null(n->failed_dep);
-    h->r_diags = vsched__diags_copy(n->diags, n->n_diags);
-    h->r_n_diags = h->r_diags != NULL ? n->n_diags : 0;
-    r->diags = h->r_diags;
-    r->n_diags = h->r_n_diags;
+    if (n->why != NULL) {
+        r->message = h->out.message = dup_or_null(n->why->message);
+        r->failed_dep = h->out.failed_dep = dup_or_null(n->why->failed_dep);
+        h->out.diags = vsched__diags_copy(n->why->diags, n->why->n_diags);
+        h->out.n_diags = h->out.diags != NULL ? n->why->n_diags : 0;
+        r->diags = h->out.diags;
+        r->n_diags = h->out.n_diags;
+    }
+    unbind(s, h);
     vsched__pass_fin(p, h);
-    (void)s;
 }
 
-void vsched__handle_refuse(vsched_handle *h, int status, const char *message,
-                           vsched__pass *p)
+void vsched__handle_refuse(vsched *s, vsched_handle *h, int status,
+                           const char *message, vsched__pass *p)
 {
     vsched_result *r = &h->result;
     r->status = status;
-    r->name = h->canonical;
-    r->stage = h->req.stage;
-    r->profile = h->req.profile;
     r->failed_stage = VSCHED_STAGE_SOURCE;
-    if (h->r_message == NULL)
-        h->r_message = dup_or_null(message);
-    r->message = h->r_message;
+    if (h->out.message == NULL)
+        h->out.message = dup_or_null(message);
+    r->message = h->out.message;
+    if (h->file != NULL) {
+        r->incarnation = h->file->incarnation;
+        r->generation = h->file->generation;
+    }
+    unbind(s, h);
     vsched__pass_fin(p, h);
 }
 
 void vsched__waiter_add(vsched *s, vsched__node *n, vsched_handle *h,
                         vsched__pass *p)
 {
-    if (n->n_waiters == n->cap_waiters) {
-        size_t cap = n->cap_waiters ? n->cap_waiters * 2 : 2;
-        vsched_handle **v = realloc(n->waiters, cap * sizeof *v);
-        if (v == NULL)
-            abort();
-        n->waiters = v;
-        n->cap_waiters = cap;
-    }
-    if (n->n_waiters > 0) {
+    if (n->waiters != NULL) {
         atomic_fetch_add(&s->dedup_joins, 1);
-        if (h->req.on_join != NULL)
+        if (h->on_join != NULL && !h->join_fired) {
+            h->join_fired = 1; /* once, even across re-admissions */
             vsched__pass_join(p, h);
+        }
     }
-    n->waiters[n->n_waiters++] = h;
+    h->next = n->waiters;
+    n->waiters = h;
     s->waiters++;
 }
 
-void vsched__event_push(vsched *s, const vsched__node *n)
+static void answer_waiters(vsched *s, vsched__node *n, vsched__pass *p)
 {
-    if (s->opts.observer == NULL || n->file == NULL)
-        return;
-    if (s->n_events == s->cap_events) {
-        size_t cap = s->cap_events ? s->cap_events * 2 : 64;
-        vsched_event *v = realloc(s->events, cap * sizeof *v);
-        if (v == NULL)
-            return; /* an observer misses one event; results are intact */
-        s->events = v;
-        s->cap_events = cap;
+    vsched_handle *h = n->waiters;
+    n->waiters = NULL;
+    while (h != NULL) {
+        vsched_handle *next = h->next;
+        h->next = NULL;
+        s->waiters--;
+        vsched__handle_finish(s, h, n, p);
+        h = next;
     }
-    s->events[s->n_events++] = (vsched_event){
-        vsched__stage_of(n), strdup(n->file->name), dup_or_null(n->profile),
-        n->status, n->started_ns, n->finished_ns};
 }
 
-static char *depfail_message(const char *dep, const char *why)
-{
-    char *m = NULL;
-    if (asprintf(&m, "dependency '%s' failed: %s", dep, why) < 0)
-        return NULL;
-    return m;
-}
+/* ---- the terminal transition ------------------------------------------------ */
 
-static void fail_downstream_of(vsched *s, vsched__node *up, vsched__node *d,
-                               vsched__pass *p)
+/* State, times and bookkeeping of an ending node (no waiters, no
+ * downstream). Takes ownership of why. */
+static void finish(vsched *s, vsched__node *n, vsched__node_state state,
+                   int status, vsched__outcome *why, vsched__pass *p)
 {
-    if (d->file == up->file) {
-        /* Same file: the failure is the file's own; keep where it arose. */
-        vsched__fail_node(s, d, up->status, dup_or_null(up->message),
-                          dup_or_null(up->failed_dep),
-                          vsched__diags_copy(up->diags, up->n_diags),
-                          up->n_diags, up->fail_stage, p);
-        return;
+    if (n->task != NULL && n->state != VSCHED__RUNNING) {
+        /* A prepared task that never ran (a loaded Source waiting to be
+         * parsed). */
+        vsched__task *t = n->task;
+        n->task = NULL;
+        vsched__task_free(s, t);
     }
-    const char *dep = up->file != NULL ? up->file->name : "?";
-    char *msg = depfail_message(dep, up->message != NULL
-                                         ? up->message
-                                         : vsched_strerror(up->status));
-    int st = up->status == VSCHED_ECYCLE       ? VSCHED_ECYCLE
-             : up->status == VSCHED_ECANCELLED ? VSCHED_ECANCELLED
-                                               : VSCHED_EDEPFAIL;
-    vsched__fail_node(s, d, st, msg, strdup(dep), NULL, 0, -1, p);
-}
-
-void vsched__fail_node(vsched *s, vsched__node *n, int status, char *message,
-                       char *failed_dep, vsched_diag *diags, size_t n_diags,
-                       int origin, vsched__pass *p)
-{
-    if (vsched__node_terminal(n)) {
-        free(message);
-        free(failed_dep);
-        vsched__diags_free(diags, n_diags);
-        return;
-    }
-    vsched__diags_free(n->diags, n->n_diags);
-    n->diags = diags;
-    n->n_diags = n_diags;
-    n->fail_stage = origin >= 0 ? origin : (int)vsched__stage_of(n);
-    vsched__node_finish(&s->graph, n,
-                        status == VSCHED_ECANCELLED ||
-                                status == VSCHED_ESUPERSEDED
-                            ? VSCHED__CANCELLED
-                            : VSCHED__FAILED,
-                        status, message, failed_dep, vsched__now_ns());
+    vsched__unready(&s->graph, n);
+    n->state = (uint8_t)state;
+    n->status = status;
+    if (n->why != why)
+        vsched__outcome_free(n->why);
+    n->why = why;
+    n->finished_ns = vsched__now_ns();
+    if (n->started_ns == 0)
+        n->started_ns = n->finished_ns;
+    s->graph.edges -= n->xdeps;
+    n->xdeps = 0;
+    atomic_store_explicit(&n->cancel, state != VSCHED__DONE,
+                          memory_order_release);
     if (n->job != NULL)
-        vsched__job_ended(s, n); /* permit, grants, ledger */
-    vsched__event_push(s, n);
-    vsched__release_downstream(s, n, p);
+        vsched__job_ended(s, n);
+    if (s->node_waiters > 0)
+        p->wake_dag = 1;
+    vsched__pass_event(s, p, n);
 }
 
-void vsched__release_downstream(vsched *s, vsched__node *n, vsched__pass *p)
+/* Implicit downstream of n in its own file: Analysis after Source, every
+ * Artifact after Analysis. Calls fn(s, n, d, arg) on each that waits. */
+static void each_implicit(vsched *s, vsched__node *n,
+                          void (*fn)(vsched *, vsched__node *, vsched__node *,
+                                     void *),
+                          void *arg)
 {
-    for (size_t i = 0; i < n->n_waiters; i++)
-        vsched__handle_finish(s, n->waiters[i], n, p);
-    s->waiters -= n->n_waiters;
-    n->n_waiters = 0;
-
-    for (size_t i = 0; i < n->downstream.n; i++) {
-        vsched__node *d = n->downstream.v[i];
-        if (vsched__node_terminal(d))
-            continue;
-        if (d->job != NULL) {
-            vsched__job_upstream_ended(s, n, d, p); /* the edge's gate */
-        } else if (n->state == VSCHED__DONE) {
-            d->deps_remaining--;
-            vsched__graph_make_ready_if_free(&s->graph, d);
-        } else {
-            fail_downstream_of(s, n, d, p);
+    vsched__file *f = n->file;
+    if (f == NULL)
+        return;
+    if (n->kind == VSCHED__K_SOURCE && f->source == n) {
+        vsched__node *a = f->analysis;
+        if (a != NULL && a->state == VSCHED__PENDING && a->deps_remaining > 0)
+            fn(s, n, a, arg);
+    } else if (n->kind == VSCHED__K_ANALYSIS && f->analysis == n) {
+        for (uint32_t i = 0; i < f->n_slots; i++) {
+            vsched__node *x = f->slots[i].node;
+            if (x != NULL && x->state == VSCHED__PENDING &&
+                x->deps_remaining > 0)
+                fn(s, n, x, arg);
         }
     }
 }
 
-void vsched__link(vsched *s, vsched__node *up, vsched__node *down,
-                  vsched__pass *p)
+static void release_one(vsched *s, vsched__node *up, vsched__node *d,
+                        void *arg)
 {
-    if (up->state == VSCHED__FAILED || up->state == VSCHED__CANCELLED) {
-        fail_downstream_of(s, up, down, p);
+    (void)up, (void)arg;
+    d->deps_remaining--;
+    vsched__make_ready_if_free(s, d);
+}
+
+void vsched__node_done(vsched *s, vsched__node *n, vsched__pass *p)
+{
+    finish(s, n, VSCHED__DONE, 0, n->why, p);
+    answer_waiters(s, n, p);
+    each_implicit(s, n, release_one, NULL);
+    vsched__nodevec down = n->down;
+    s->graph.edges_cap -= down.cap;
+    n->down = (vsched__nodevec){0};
+    for (uint32_t i = 0; i < down.n; i++) {
+        vsched__node *d = down.v[i];
+        if (!vsched__node_terminal(d)) {
+            d->xdeps--;
+            s->graph.edges--;
+            if (d->job != NULL) {
+                vsched__job_upstream_ended(s, n, d, p);
+            } else {
+                d->deps_remaining--;
+                vsched__make_ready_if_free(s, d);
+            }
+        }
+        vsched__node_unref(s, d);
+    }
+    vsched__nodevec_free(&down);
+}
+
+/* ---- failure, by worklist ----------------------------------------------------- */
+
+typedef struct failure {
+    vsched__node *node;   /* a reference */
+    int status;
+    int origin;
+    vsched__outcome *why;
+} failure;
+
+typedef struct worklist {
+    failure *v;
+    size_t n, cap;
+} worklist;
+
+/* The propagation running on this thread, if any. */
+static _Thread_local worklist *active;
+
+static void push(worklist *w, vsched__node *n, int status, int origin,
+                 vsched__outcome *why)
+{
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 16;
+        failure *v = realloc(w->v, cap * sizeof *v);
+        if (v == NULL)
+            abort(); /* a failure must reach every dependent */
+        w->v = v;
+        w->cap = cap;
+    }
+    vsched__node_ref(n);
+    w->v[w->n++] = (failure){n, status, origin, why};
+}
+
+static vsched__outcome *outcome_new(char *message, char *failed_dep,
+                                    vsched_diag *diags, size_t n_diags)
+{
+    vsched__outcome *o = malloc(sizeof *o);
+    if (o == NULL) {
+        free(message);
+        free(failed_dep);
+        vsched__diags_free(diags, n_diags);
+        return NULL;
+    }
+    *o = (vsched__outcome){message, failed_dep, diags, n_diags};
+    return o;
+}
+
+/* The root cause quoted by what depends on n. */
+static const char *root_cause(const vsched__node *n)
+{
+    const char *m = n->why != NULL ? n->why->message : NULL;
+    if (m == NULL)
+        return vsched_strerror(n->status);
+    /* A propagated reason already ends with the root cause. */
+    const char *r = strstr(m, " failed: ");
+    return strncmp(m, "dependency '", 12) == 0 && r != NULL ? r + 9 : m;
+}
+
+/* The failure d inherits from the failed up: a later stage of the same
+ * file keeps the failure as its own; another file's stage (or a job's
+ * file-stage upstream) names up. */
+static void inherit(const vsched__node *up, const vsched__node *d,
+                    int *status, int *origin, vsched__outcome **why)
+{
+    const vsched__outcome *o = up->why;
+    if (up->file != NULL && up->file == d->file) {
+        *status = up->status;
+        *origin = up->fail_stage;
+        *why = outcome_new(
+            o != NULL ? dup_or_null(o->message) : NULL,
+            o != NULL ? dup_or_null(o->failed_dep) : NULL,
+            o != NULL ? vsched__diags_copy(o->diags, o->n_diags) : NULL,
+            o != NULL && o->diags != NULL ? o->n_diags : 0);
         return;
     }
-    if (vsched__graph_add_edge(&s->graph, up, down) != VSCHED_OK)
-        vsched__fail_node(s, down, VSCHED_ENOMEM, strdup("out of memory"),
-                          NULL, NULL, 0, -1, p);
+    const char *dep = vsched__node_name(up);
+    char *msg = NULL;
+    if (asprintf(&msg, "dependency '%s' failed: %s", dep, root_cause(up)) < 0)
+        msg = NULL;
+    *status = up->status == VSCHED_ECYCLE       ? VSCHED_ECYCLE
+              : up->status == VSCHED_ECANCELLED ? VSCHED_ECANCELLED
+              : up->status == VSCHED_ESHUTDOWN  ? VSCHED_ESHUTDOWN
+                                                : VSCHED_EDEPFAIL;
+    *origin = -1;
+    *why = outcome_new(msg, strdup(dep), NULL, 0);
+}
+
+static void push_inherited(vsched *s, vsched__node *up, vsched__node *d,
+                           void *arg)
+{
+    (void)s;
+    int status, origin;
+    vsched__outcome *why;
+    inherit(up, d, &status, &origin, &why);
+    push(arg, d, status, origin, why);
+}
+
+static void fail_one(vsched *s, failure *f, worklist *w, vsched__pass *p)
+{
+    vsched__node *n = f->node;
+    if (vsched__node_terminal(n)) {
+        vsched__outcome_free(f->why);
+        return;
+    }
+    int status = f->status;
+    n->fail_stage = (uint8_t)(f->origin >= 0 ? f->origin
+                                              : (int)vsched__stage_of(n));
+    int cancelled = status == VSCHED_ECANCELLED ||
+                    status == VSCHED_ESUPERSEDED ||
+                    status == VSCHED_ESHUTDOWN;
+    finish(s, n, cancelled ? VSCHED__CANCELLED : VSCHED__FAILED, status,
+           f->why, p);
+    answer_waiters(s, n, p);
+    each_implicit(s, n, push_inherited, w);
+    vsched__nodevec down = n->down;
+    s->graph.edges_cap -= down.cap;
+    n->down = (vsched__nodevec){0};
+    for (uint32_t i = 0; i < down.n; i++) {
+        vsched__node *d = down.v[i];
+        if (!vsched__node_terminal(d)) {
+            d->xdeps--;
+            s->graph.edges--;
+            if (d->job != NULL)
+                vsched__job_upstream_ended(s, n, d, p); /* its gate */
+            else
+                push_inherited(s, n, d, w);
+        }
+        vsched__node_unref(s, d);
+    }
+    vsched__nodevec_free(&down);
+}
+
+/* Fail n with (status, origin, why), and everything that waits on it. */
+static void fail_with(vsched *s, vsched__node *n, int status, int origin,
+                      vsched__outcome *why, vsched__pass *p)
+{
+    if (active != NULL) {
+        push(active, n, status, origin, why); /* joins the running one */
+        return;
+    }
+    worklist w = {0};
+    active = &w;
+    push(&w, n, status, origin, why);
+    for (size_t i = 0; i < w.n; i++) {
+        failure f = w.v[i];
+        fail_one(s, &f, &w, p);
+        vsched__node_unref(s, f.node);
+    }
+    active = NULL;
+    free(w.v);
+}
+
+void vsched__node_fail(vsched *s, vsched__node *n, int status, char *message,
+                       char *failed_dep, vsched_diag *diags, size_t n_diags,
+                       int origin, vsched__pass *p)
+{
+    fail_with(s, n, status, origin,
+              outcome_new(message, failed_dep, diags, n_diags), p);
+}
+
+/* ---- waiting on an upstream ------------------------------------------------------ */
+
+int vsched__wait_on(vsched *s, vsched__node *up, vsched__node *n,
+                    int explicit_edge, vsched__pass *p)
+{
+    if (vsched__node_terminal(n))
+        return -1;
+    if (up->state == VSCHED__DONE)
+        return 0;
+    if (vsched__node_failed(up)) {
+        int status, origin;
+        vsched__outcome *why;
+        inherit(up, n, &status, &origin, &why);
+        fail_with(s, n, status, origin, why, p);
+        return -1;
+    }
+    if (explicit_edge) {
+        if (vsched__edge_add(&s->graph, up, n) != VSCHED_OK)
+            abort(); /* an edge is never half recorded */
+    } else {
+        n->deps_remaining++;
+    }
+    vsched__raise(s, up, n->priority, n->weight_us);
+    return 0;
 }

@@ -4,11 +4,13 @@
  * The transport is a ring of `capacity` slots. A slot is taken when a task
  * is queued and given back when the task has RUN, so `capacity` bounds
  * queued-plus-running work: try_submit answers VSCHED_EFULL instead of
- * growing a queue without bound, and the submitter (the scheduler's driver)
- * keeps the work in its own priority order until a slot frees.
+ * growing a queue without bound, and the submitter keeps the work in its
+ * own priority order until a slot frees.
  *
- * Work never runs under the pool lock. Shutdown sets `stopping`; workers
- * drain what is queued, then exit, and destroy joins them.
+ * Work never runs under the pool lock. A submitter wakes a worker only when
+ * one sleeps, and after releasing the lock (a woken worker then finds the
+ * lock free). Shutdown sets `stopping`; workers drain what is queued, then
+ * exit, and destroy joins them.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -26,8 +28,9 @@ struct vsched_pool {
     unsigned n_threads;
     pthread_t *threads;
 
-    /* lock: guards ring, head, count, occupied, stopping. Rank: leaf (no
-     * other lock is taken while it is held; never held while a task runs). */
+    /* lock: guards ring, head, count, occupied, sleeping, stopping. Rank:
+     * leaf (no other lock is taken while it is held; never held while a
+     * task runs). */
     pthread_mutex_t lock;
     pthread_cond_t nonempty; /* signalled when count goes up or stopping */
     pool_task *ring;
@@ -35,24 +38,35 @@ struct vsched_pool {
     size_t head;     /* index of the oldest queued task */
     size_t count;    /* queued, not yet started */
     size_t occupied; /* queued + running: the transport bound */
+    unsigned sleeping; /* workers waiting on nonempty */
     int stopping;
 };
 
 static _Thread_local int current_kind = -1;
+static _Thread_local const vsched_pool *current_pool;
 
 int vsched_pool_current_kind(void)
 {
     return current_kind;
 }
 
+int vsched__pool_is_current(const vsched_pool *p)
+{
+    return current_pool == p;
+}
+
 static void *pool_worker(void *arg)
 {
     vsched_pool *p = arg;
     current_kind = (int)p->kind;
+    current_pool = p;
     pthread_mutex_lock(&p->lock);
     for (;;) {
-        while (p->count == 0 && !p->stopping)
+        while (p->count == 0 && !p->stopping) {
+            p->sleeping++;
             pthread_cond_wait(&p->nonempty, &p->lock);
+            p->sleeping--;
+        }
         if (p->count == 0)
             break; /* stopping and drained */
         pool_task t = p->ring[p->head];
@@ -122,8 +136,10 @@ int vsched_pool_try_submit(vsched_pool *p, vsched_task_fn fn, void *arg)
     p->ring[(p->head + p->count) % p->capacity] = (pool_task){fn, arg};
     p->count++;
     p->occupied++;
-    pthread_cond_signal(&p->nonempty);
+    int wake = p->sleeping > 0;
     pthread_mutex_unlock(&p->lock);
+    if (wake)
+        pthread_cond_signal(&p->nonempty);
     return VSCHED_OK;
 }
 

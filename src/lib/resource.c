@@ -1,15 +1,29 @@
 /*
  * resource -- what a job needs to start: named resources with parent-chain
- * re-entrancy, a CPU concurrency permit, and the roll-up of terminality
- * along the parent chain that gives grants back. See dag.h for the model.
+ * re-entrancy, a CPU concurrency permit; the roll-up of settled subtrees
+ * that gives grants back; the job registry; and the wait-for check that
+ * turns a resource deadlock into a failure. See dag.h for the model.
  *
- * Writers of vsched__resource.in_use, enumerated: job_started (a fresh
- * unit), subtree_done (its release), vsched__dag_sync (reset). Writers of
- * vsched__grant.branch: job_started (a borrow), subtree_done (its end).
- * Writers of vsched_sem.in_use: job_started, vsched__job_ended, sem_sync.
+ * Writers of vsched__resource.in_use and .holders, enumerated: take (a
+ * fresh unit) and subtree_settled (its release). Writers of
+ * vsched__grant.branch: take (a borrow), subtree_settled (its end).
+ * Writers of vsched_sem.in_use: take, settle. None of them is a reset: the
+ * counts follow running work, and a job from before a reset gives back
+ * what it took when its task returns.
+ *
+ * Deadlock. Seed 003's all-or-nothing acquisition rules out hold-and-wait
+ * between jobs that each take what they run with, but a grant held for a
+ * subtree is held while its children wait: P holds r, its child C waits on
+ * X, X needs r. X can start only when P's subtree settles, which needs C,
+ * which needs X. Before a job parks, and whenever a unit is taken while
+ * jobs are parked, each parked need is checked: if every unit it could
+ * get is held for a subtree in which some node waits (transitively) on
+ * the job itself, the job can never start; it fails with VSCHED_ECYCLE and
+ * a message naming the chain.
  *
  * Everything here runs with the scheduler lock held.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,20 +53,77 @@ vsched__resource *vsched__resource_get(vsched *s, const char *name)
     return r;
 }
 
-/* A semaphore's use count belongs to the epoch it was counted in. */
-static void sem_sync(vsched *s, vsched_sem *sem)
-{
-    if (sem != NULL && sem->epoch != s->epoch) {
-        sem->in_use = 0;
-        sem->epoch = s->epoch;
-    }
-}
-
 void vsched__job_adopt(vsched__node *n)
 {
     for (vsched__node *x = n; x != NULL; x = x->job->parent)
         x->job->live++;
 }
+
+/* ---- the registry ---------------------------------------------------------- */
+
+void vsched__job_register(vsched *s, vsched__node *n)
+{
+    vsched__job *j = n->job;
+    j->next = s->dag.active;
+    j->prev = NULL;
+    if (s->dag.active != NULL)
+        s->dag.active->job->prev = n;
+    s->dag.active = n;
+    j->active = 1;
+    j->queued = 1;
+    if (++s->dag.queued > s->dag.queued_max)
+        s->dag.queued_max = s->dag.queued;
+}
+
+static void unregister(vsched *s, vsched__node *n)
+{
+    vsched__job *j = n->job;
+    if (!j->active)
+        return;
+    if (j->prev != NULL)
+        j->prev->job->next = j->next;
+    else
+        s->dag.active = j->next;
+    if (j->next != NULL)
+        j->next->job->prev = j->prev;
+    j->prev = j->next = NULL;
+    j->active = 0;
+    /* The graph's reference moves to the history; the oldest leaves. */
+    vsched__dag *d = &s->dag;
+    if (d->hist_n == VSCHED__JOB_HISTORY) {
+        vsched__node *old = d->history[d->hist_head];
+        d->hist_head = (d->hist_head + 1) % VSCHED__JOB_HISTORY;
+        d->hist_n--;
+        vsched__node_retire(s, old);
+    }
+    d->history[(d->hist_head + d->hist_n) % VSCHED__JOB_HISTORY] = n;
+    d->hist_n++;
+}
+
+void vsched__job_history_clear(vsched *s)
+{
+    vsched__dag *d = &s->dag;
+    while (d->hist_n > 0) {
+        vsched__node *n = d->history[d->hist_head];
+        d->hist_head = (d->hist_head + 1) % VSCHED__JOB_HISTORY;
+        d->hist_n--;
+        vsched__node_retire(s, n);
+    }
+    d->hist_head = 0;
+    for (uint32_t i = 0; i < d->parked.n; i++) {
+        d->parked.v[i]->job->parked = 0;
+        vsched__node_unref(s, d->parked.v[i]);
+    }
+    d->parked.n = 0;
+    d->keyed.n = 0;
+    for (size_t i = 0; i < d->n_admit; i++) {
+        vsched__node_unref(s, d->admit[i].up);
+        vsched__node_unref(s, d->admit[i].down);
+    }
+    d->n_admit = 0;
+}
+
+/* ---- grants ---------------------------------------------------------------- */
 
 /* The grant of r held by n's nearest ancestor holding one, and in *branch
  * the child of that ancestor on the way to n (n itself for its parent). */
@@ -72,81 +143,207 @@ static vsched__grant *ancestor_grant(vsched__node *n, vsched__resource *r,
     return NULL;
 }
 
-/* Could n take everything now? Changes nothing. */
-static int all_free(vsched *s, vsched__node *n)
+/* Is need i of n free now? */
+static int need_free(vsched__node *n, size_t i)
+{
+    vsched__resource *r = n->job->needs[i];
+    vsched__node *br = NULL;
+    vsched__grant *g = ancestor_grant(n, r, &br);
+    if (g != NULL)
+        return g->branch == NULL || g->branch == br;
+    return r->in_use < r->capacity;
+}
+
+static int all_free(vsched__node *n)
 {
     vsched__job *j = n->job;
-    sem_sync(s, j->sem);
     if (j->sem != NULL && j->sem->in_use >= j->sem->capacity)
         return 0;
-    for (size_t i = 0; i < j->n_needs; i++) {
-        vsched__node *br = NULL;
-        vsched__grant *g = ancestor_grant(n, j->needs[i], &br);
-        if (g != NULL) {
-            if (g->branch != NULL && g->branch != br)
-                return 0; /* another branch of the holder borrows it */
-        } else if (j->needs[i]->in_use >= j->needs[i]->capacity) {
+    for (size_t i = 0; i < j->n_needs; i++)
+        if (!need_free(n, i))
             return 0;
-        }
-    }
     return 1;
 }
 
-int vsched__job_can_start(vsched *s, vsched__node *n)
+/* ---- the wait-for check ------------------------------------------------------ */
+
+/* Is `h` (or a node of its subtree) in the set marked with stamp, that is,
+ * downstream of the waiting job? Returns that node, or NULL. */
+static vsched__node *waits_within(vsched__node *h, const vsched__nodevec *d,
+                                  uint32_t stamp)
 {
-    vsched__dag_sync(s);
-    if (all_free(s, n))
+    (void)stamp;
+    for (uint32_t i = 0; i < d->n; i++)
+        for (vsched__node *x = d->v[i]; x != NULL;
+             x = x->job != NULL ? x->job->parent : NULL)
+            if (x == h)
+                return d->v[i];
+    return NULL;
+}
+
+/* A message when n can never start, else NULL. */
+static char *deadlock_of(vsched *s, vsched__node *n)
+{
+    /* What waits on n, transitively (explicit edges: jobs). */
+    vsched__nodevec down = {0};
+    uint32_t stamp = vsched__graph_stamp(&s->graph);
+    n->mark = stamp;
+    if (vsched__nodevec_push(&down, n) != VSCHED_OK)
+        abort();
+    for (uint32_t k = 0; k < down.n; k++) {
+        vsched__node *x = down.v[k];
+        for (uint32_t i = 0; i < x->down.n; i++) {
+            vsched__node *y = x->down.v[i];
+            if (y->mark != stamp && !vsched__node_terminal(y)) {
+                y->mark = stamp;
+                if (vsched__nodevec_push(&down, y) != VSCHED_OK)
+                    abort();
+            }
+        }
+    }
+    char *msg = NULL;
+    vsched__job *j = n->job;
+    for (size_t i = 0; i < j->n_needs && msg == NULL; i++) {
+        if (need_free(n, i))
+            continue;
+        vsched__resource *r = j->needs[i];
+        vsched__node *br = NULL;
+        vsched__grant *g = ancestor_grant(n, r, &br);
+        /* The units that could serve this need, and who holds them. */
+        vsched__node *const *holders = g != NULL ? &g->branch
+                                                 : (vsched__node *const *)
+                                                       r->holders.v;
+        size_t n_holders = g != NULL ? 1 : r->holders.n;
+        if (g == NULL && r->in_use < r->capacity)
+            continue;
+        vsched__node *first_h = NULL, *first_w = NULL;
+        size_t stuck = 0;
+        for (size_t k = 0; k < n_holders; k++) {
+            vsched__node *w = waits_within(holders[k], &down, stamp);
+            if (w != NULL && w != n) {
+                stuck++;
+                if (first_h == NULL)
+                    first_h = holders[k], first_w = w;
+            }
+        }
+        if (n_holders > 0 && stuck == n_holders) {
+            if (asprintf(&msg,
+                         "resource deadlock: '%s' needs '%s', which '%s' "
+                         "holds for its subtree, where '%s' waits on '%s'",
+                         vsched__node_name(n), r->name,
+                         vsched__node_name(first_h),
+                         vsched__node_name(first_w),
+                         vsched__node_name(n)) < 0)
+                msg = NULL;
+        }
+    }
+    vsched__nodevec_free(&down);
+    return msg;
+}
+
+/* ---- start, park, settle ------------------------------------------------------ */
+
+int vsched__job_can_start(vsched *s, vsched__node *n, vsched__pass *p)
+{
+    if (all_free(n))
         return 1;
-    /* Take nothing and wait: no hold-and-wait, so no deadlock. */
+    char *deadlock = deadlock_of(s, n);
+    if (deadlock != NULL) {
+        vsched__node_fail(s, n, VSCHED_ECYCLE, deadlock, NULL, NULL, 0, -1,
+                          p);
+        return 0;
+    }
+    /* Take nothing and wait: no hold-and-wait. */
     n->job->parked = 1;
+    vsched__node_ref(n);
     if (vsched__nodevec_push(&s->dag.parked, n) != VSCHED_OK)
         abort(); /* a parked job must not be lost */
     return 0;
 }
 
-void vsched__job_started(vsched *s, vsched__node *n)
+/* A unit was taken: a parked job may now wait forever. */
+static void recheck_parked(vsched *s, vsched__pass *p)
+{
+    vsched__nodevec *v = &s->dag.parked;
+    for (uint32_t i = 0; i < v->n;) {
+        vsched__node *x = v->v[i];
+        char *deadlock = vsched__node_terminal(x) ? NULL : deadlock_of(s, x);
+        if (deadlock == NULL) {
+            i++;
+            continue;
+        }
+        v->v[i] = v->v[--v->n];
+        x->job->parked = 0;
+        vsched__node_fail(s, x, VSCHED_ECYCLE, deadlock, NULL, NULL, 0, -1,
+                          p);
+        vsched__node_unref(s, x);
+    }
+}
+
+void vsched__job_started(vsched *s, vsched__node *n, vsched__pass *p)
 {
     vsched__job *j = n->job;
+    int fresh = 0;
     for (size_t i = 0; i < j->n_needs; i++) {
         vsched__node *br = NULL;
         vsched__grant *g = ancestor_grant(n, j->needs[i], &br);
         if (g != NULL) {
             g->branch = br; /* a re-entrant borrow for br's subtree */
         } else {
-            j->needs[i]->in_use++; /* grants[] was sized at insertion */
-            j->grants[j->n_grants++] = (vsched__grant){j->needs[i], NULL};
+            vsched__resource *r = j->needs[i];
+            r->in_use++; /* grants[] was sized at insertion */
+            if (vsched__nodevec_push(&r->holders, n) != VSCHED_OK)
+                abort();
+            j->grants[j->n_grants++] = (vsched__grant){r, NULL};
+            fresh = 1;
         }
     }
     if (j->sem != NULL) {
         j->sem->in_use++;
         j->permit = 1;
     }
+    j->task_out = 1;
     if (j->queued) {
         j->queued = 0;
         s->dag.queued--;
         pthread_cond_broadcast(&s->dag.changed);
     }
+    if (fresh && s->dag.parked.n > 0)
+        recheck_parked(s, p);
 }
 
 void vsched__job_wake_parked(vsched *s)
 {
     vsched__nodevec *v = &s->dag.parked;
-    for (size_t i = 0; i < v->n; i++) {
-        vsched__node *n = v->v[i];
-        n->job->parked = 0;
-        if (!vsched__node_terminal(n) && n->state == VSCHED__PENDING)
-            vsched__graph_make_ready_if_free(&s->graph, n);
-    }
+    uint32_t n = v->n;
     v->n = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        vsched__node *x = v->v[i];
+        x->job->parked = 0;
+        if (!vsched__node_terminal(x))
+            vsched__make_ready_if_free(s, x);
+        vsched__node_unref(s, x);
+    }
 }
 
-/* x's whole subtree is terminal: its grants go back, and the branch of
- * its parent's grants that x borrowed is free again. */
-static void subtree_done(vsched__node *x)
+static void vec_remove(vsched__nodevec *v, const vsched__node *n)
+{
+    for (uint32_t i = 0; i < v->n; i++)
+        if (v->v[i] == n) {
+            v->v[i] = v->v[--v->n];
+            return;
+        }
+}
+
+/* x's whole subtree settled: its grants go back, and the branch of its
+ * parent's grants that x borrowed is free again. */
+static void subtree_settled(vsched__node *x)
 {
     vsched__job *j = x->job;
-    for (size_t i = 0; i < j->n_grants; i++)
+    for (size_t i = 0; i < j->n_grants; i++) {
         j->grants[i].res->in_use--;
+        vec_remove(&j->grants[i].res->holders, x);
+    }
     j->n_grants = 0;
     if (j->parent != NULL) {
         vsched__job *pj = j->parent->job;
@@ -156,42 +353,58 @@ static void subtree_done(vsched__node *x)
     }
 }
 
+/* n is terminal and its task is back: give back what it holds. */
+static void settle(vsched *s, vsched__node *n)
+{
+    vsched__job *j = n->job;
+    if (j->settled)
+        return;
+    j->settled = 1;
+    int released = 0;
+    if (j->permit) {
+        j->sem->in_use--;
+        j->permit = 0;
+        released = 1;
+    }
+    /* Settling rolls up the parent chain. */
+    for (vsched__node *x = n; x != NULL; x = x->job->parent)
+        if (--x->job->live == 0) {
+            released |= x->job->n_grants > 0 || x->job->parent != NULL;
+            subtree_settled(x);
+        }
+    if (released)
+        vsched__job_wake_parked(s);
+    pthread_cond_broadcast(&s->dag.changed);
+}
+
 static void unkey(vsched *s, vsched__node *n)
 {
-    vsched__nodevec *v = &s->dag.keyed;
-    for (size_t i = 0; i < v->n; i++)
-        if (v->v[i] == n) {
-            v->v[i] = v->v[--v->n];
-            break;
-        }
+    vec_remove(&s->dag.keyed, n);
     n->job->keyed = 0;
 }
 
 void vsched__job_ended(vsched *s, vsched__node *n)
 {
-    vsched__dag_sync(s);
     vsched__job *j = n->job;
-    int released = 0;
-    if (j->permit) {
-        sem_sync(s, j->sem);
-        if (j->sem->in_use > 0)
-            j->sem->in_use--;
-        j->permit = 0;
-        released = 1;
-    }
     if (j->queued) {
         j->queued = 0;
         s->dag.queued--;
     }
     if (j->keyed)
         unkey(s, n);
-    /* Terminality rolls up the parent chain. */
-    for (vsched__node *x = n; x != NULL; x = x->job->parent)
-        if (--x->job->live == 0) {
-            released |= x->job->n_grants > 0 || x->job->parent != NULL;
-            subtree_done(x);
-        }
-    if (released)
-        vsched__job_wake_parked(s);
-    pthread_cond_broadcast(&s->dag.changed);
+    if (j->parked) {
+        vec_remove(&s->dag.parked, n);
+        j->parked = 0;
+        vsched__node_unref(s, n);
+    }
+    if (!j->task_out)
+        settle(s, n);
+    unregister(s, n);
+}
+
+void vsched__job_task_returned(vsched *s, vsched__node *n)
+{
+    n->job->task_out = 0;
+    if (vsched__node_terminal(n))
+        settle(s, n);
 }

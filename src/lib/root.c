@@ -8,6 +8,15 @@
 
 #include "internal.h"
 
+/* One name's versions, oldest first; the first lives inline. */
+struct vsched__history {
+    uint64_t hash;
+    size_t n, cap;
+    vsched__version *v;       /* &one, or a heap array */
+    vsched__version one;
+    char name[];
+};
+
 vsched__root_dir *vsched__root_dir_new(void)
 {
     vsched__root_dir *d = calloc(1, sizeof *d);
@@ -22,8 +31,8 @@ static void dir_free(vsched__root_dir *d)
 {
     for (size_t i = 0; i < d->cap; i++)
         if (d->slots[i] != NULL) {
-            free(d->slots[i]->name);
-            free(d->slots[i]->v);
+            if (d->slots[i]->v != &d->slots[i]->one)
+                free(d->slots[i]->v);
             free(d->slots[i]);
         }
     free(d->slots);
@@ -47,25 +56,29 @@ void vsched__root_dir_release(vsched__root_dir *d)
     dir_unref_locked(d);
 }
 
-static size_t slot_of(vsched__history **slots, size_t cap, const char *name)
+static size_t slot_of(vsched__history *const *slots, size_t cap,
+                      const char *name, uint64_t hash)
 {
     size_t mask = cap - 1;
-    size_t i = (size_t)XXH3_64bits(name, strlen(name)) & mask;
-    while (slots[i] != NULL && strcmp(slots[i]->name, name) != 0)
+    size_t i = (size_t)hash & mask;
+    while (slots[i] != NULL &&
+           (slots[i]->hash != hash || strcmp(slots[i]->name, name) != 0))
         i = (i + 1) & mask;
     return i;
 }
 
-static vsched__history *find(const vsched__root_dir *d, const char *name)
+static vsched__history *find(const vsched__root_dir *d, const char *name,
+                             uint64_t hash)
 {
     if (d->cap == 0)
         return NULL;
-    return d->slots[slot_of(d->slots, d->cap, name)];
+    return d->slots[slot_of(d->slots, d->cap, name, hash)];
 }
 
-static vsched__history *ensure(vsched__root_dir *d, const char *name)
+static vsched__history *ensure(vsched__root_dir *d, const char *name,
+                               uint64_t hash)
 {
-    vsched__history *h = find(d, name);
+    vsched__history *h = find(d, name, hash);
     if (h != NULL)
         return h;
     if ((d->n + 1) * 4 > d->cap * 3) {
@@ -75,56 +88,84 @@ static vsched__history *ensure(vsched__root_dir *d, const char *name)
             return NULL;
         for (size_t i = 0; i < d->cap; i++)
             if (d->slots[i] != NULL)
-                ns[slot_of(ns, cap, d->slots[i]->name)] = d->slots[i];
+                ns[slot_of(ns, cap, d->slots[i]->name, d->slots[i]->hash)] =
+                    d->slots[i];
         free(d->slots);
         d->slots = ns;
         d->cap = cap;
     }
-    h = calloc(1, sizeof *h);
-    if (h == NULL || (h->name = strdup(name)) == NULL) {
-        free(h);
+    size_t len = strlen(name);
+    h = malloc(sizeof *h + len + 1);
+    if (h == NULL)
         return NULL;
-    }
-    d->slots[slot_of(d->slots, d->cap, name)] = h;
+    h->hash = hash;
+    h->n = 0;
+    h->cap = 1;
+    h->v = &h->one;
+    memcpy(h->name, name, len + 1);
+    d->slots[slot_of(d->slots, d->cap, name, hash)] = h;
     d->n++;
     return h;
 }
 
 void vsched__root_begin(vsched__root_dir *d)
 {
-    pthread_mutex_lock(&d->lock);
-    d->epoch++;
+    if (d->depth++ == 0) {
+        /* Only publishers write `visible`, and they all hold the scheduler
+         * lock: reading it here needs no directory lock. */
+        d->open = d->visible + 1;
+    }
 }
 
 int vsched__root_put(vsched__root_dir *d, const char *name,
                      vsched_source_state state, uint64_t incarnation,
                      uint64_t generation, uint64_t content_hash)
 {
-    vsched__history *h = ensure(d, name);
-    if (h == NULL)
-        return VSCHED_ENOMEM;
-    if (h->n > 0 && h->v[h->n - 1].epoch == d->epoch) {
-        /* Two changes of one name in one transition: the last one wins. */
-        h->v[h->n - 1] = (vsched__version){d->epoch, incarnation, generation,
-                                           content_hash, state};
-        return VSCHED_OK;
+    int opened = d->depth == 0;
+    if (opened)
+        vsched__root_begin(d);
+    uint64_t hash = XXH3_64bits(name, strlen(name));
+    vsched__version ver = {d->open, incarnation, generation, content_hash,
+                           state};
+    int rc = VSCHED_OK;
+    pthread_mutex_lock(&d->lock);
+    vsched__history *h = ensure(d, name, hash);
+    if (h == NULL) {
+        rc = VSCHED_ENOMEM;
+    } else if (h->n > 0 && h->v[h->n - 1].epoch == d->open) {
+        /* Two changes of one name in one publication: the last wins. */
+        h->v[h->n - 1] = ver;
+    } else {
+        if (h->n == h->cap) {
+            size_t cap = h->cap * 2;
+            vsched__version *v = h->v == &h->one
+                                     ? malloc(cap * sizeof *v)
+                                     : realloc(h->v, cap * sizeof *v);
+            if (v == NULL) {
+                rc = VSCHED_ENOMEM;
+                goto out;
+            }
+            if (h->v == &h->one)
+                v[0] = h->one;
+            h->v = v;
+            h->cap = cap;
+        }
+        h->v[h->n++] = ver;
+        d->n_versions++;
     }
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? h->cap * 2 : 2;
-        vsched__version *v = realloc(h->v, cap * sizeof *v);
-        if (v == NULL)
-            return VSCHED_ENOMEM;
-        h->v = v;
-        h->cap = cap;
-    }
-    h->v[h->n++] = (vsched__version){d->epoch, incarnation, generation,
-                                     content_hash, state};
-    d->n_versions++;
-    return VSCHED_OK;
+out:
+    pthread_mutex_unlock(&d->lock);
+    if (opened)
+        vsched__root_end(d);
+    return rc;
 }
 
 void vsched__root_end(vsched__root_dir *d)
 {
+    if (--d->depth > 0)
+        return;
+    pthread_mutex_lock(&d->lock);
+    d->visible = d->open;
     pthread_mutex_unlock(&d->lock);
 }
 
@@ -148,7 +189,7 @@ int vsched_capture_source_root(vsched *s, vsched_root **out)
     vsched__root_dir *d = s->root;
     pthread_mutex_lock(&d->lock);
     r->dir = d;
-    r->epoch = d->epoch;
+    r->epoch = d->visible;
     r->next = d->roots;
     if (d->roots != NULL)
         d->roots->prev = r;
@@ -172,8 +213,9 @@ int vsched_root_lookup(const vsched_root *r, const char *name,
         return VSCHED_EINVAL;
     *out = (vsched_source_info){VSCHED_SOURCE_UNKNOWN, 0, 0, 0};
     vsched__root_dir *d = r->dir;
+    uint64_t hash = XXH3_64bits(name, strlen(name));
     pthread_mutex_lock(&d->lock);
-    const vsched__history *h = find(d, name);
+    const vsched__history *h = find(d, name, hash);
     for (size_t i = h != NULL ? h->n : 0; i-- > 0;) {
         const vsched__version *v = &h->v[i];
         if (v->epoch <= r->epoch) {
@@ -208,7 +250,7 @@ size_t vsched_reclaim_source_versions(vsched *s)
     vsched__root_dir *d = s->root;
     size_t freed = 0;
     pthread_mutex_lock(&d->lock);
-    uint64_t floor = d->epoch;
+    uint64_t floor = d->visible;
     for (const vsched_root *r = d->roots; r != NULL; r = r->next)
         if (r->epoch < floor)
             floor = r->epoch;
@@ -235,13 +277,18 @@ size_t vsched_reclaim_source_versions(vsched *s)
     return freed;
 }
 
+static const vsched__history *find_name(vsched__root_dir *d, const char *name)
+{
+    return find(d, name, XXH3_64bits(name, strlen(name)));
+}
+
 int vsched__test_published(vsched *s, const char *name, uint64_t incarnation,
                            uint64_t generation, uint64_t content_hash)
 {
     vsched__root_dir *d = s->root;
     int found = 0;
     pthread_mutex_lock(&d->lock);
-    const vsched__history *h = find(d, name);
+    const vsched__history *h = find_name(d, name);
     for (size_t i = 0; h != NULL && i < h->n && !found; i++)
         found = h->v[i].state == VSCHED_SOURCE_PRESENT &&
                 h->v[i].incarnation == incarnation &&

@@ -8,15 +8,21 @@
  * the present nor any live root can see. Capture is O(1): one lock, one
  * scalar read, one list link.
  *
- * Publication is atomic with the node transition it records: publishers
- * call vsched__root_begin (takes the directory lock, opens a new epoch),
- * mutate the node, vsched__root_put each version, then vsched__root_end.
- * A capture is therefore totally ordered against every transition.
+ * Publication. A publisher opens a publication (vsched__root_begin), puts
+ * versions and closes it (vsched__root_end). Versions put while it is open
+ * carry the next epoch, which captures cannot see until the outermost
+ * close makes it visible: everything published between the outermost
+ * begin and end -- an atomic batch's every upsert, a reset's every removal,
+ * a re-home's retirement and successor -- is one epoch, never seen torn.
+ * Publications nest (a sweep inside an admission inside a batch): only the
+ * outermost pair opens and closes the epoch.
  *
- * Lock: root_dir.lock (rank 2) guards every field; publishers take it while
- * holding the scheduler lock (rank 1); capture, lookup and release take it
- * alone. The directory is reference-counted (scheduler + live roots), so a
- * root may outlive its scheduler.
+ * Locks: the publication state (depth, open epoch) is guarded by the
+ * scheduler lock, which every publisher holds; root_dir.lock (rank 2) guards
+ * the history and the leases, and is held only briefly: by a put, the
+ * closing of an epoch, a capture, a lookup, a release. The directory is
+ * reference counted (scheduler + live roots), so a root may outlive its
+ * scheduler.
  */
 #ifndef VSCHED_LIB_ROOT_H
 #define VSCHED_LIB_ROOT_H
@@ -34,21 +40,21 @@ typedef struct vsched__version {
     vsched_source_state state;
 } vsched__version;
 
-typedef struct vsched__history {
-    char *name;
-    vsched__version *v;
-    size_t n, cap;
-} vsched__history;
+typedef struct vsched__history vsched__history;
 
 typedef struct vsched__root_dir {
-    pthread_mutex_t lock;
+    pthread_mutex_t lock;     /* rank 2: history, leases, visible, refs */
     int refs;                 /* scheduler + live roots */
-    uint64_t epoch;           /* the newest visible epoch */
+    uint64_t visible;         /* the newest epoch captures see */
     vsched__history **slots;  /* open addressing by name */
     size_t cap, n;
     size_t n_versions;
     struct vsched_root *roots; /* live leases, a doubly linked list */
     size_t n_roots;
+
+    /* Publication state: the scheduler lock guards these. */
+    unsigned depth;           /* open begin/end pairs */
+    uint64_t open;            /* epoch of the open publication */
 } vsched__root_dir;
 
 struct vsched_root {
@@ -61,9 +67,10 @@ vsched__root_dir *vsched__root_dir_new(void);
 /* Drop the scheduler's reference. */
 void vsched__root_dir_release(vsched__root_dir *d);
 
+/* Publication (scheduler lock held). */
 void vsched__root_begin(vsched__root_dir *d);
-/* Record one version at the open epoch. On exhaustion the version is lost
- * and lookups keep answering the previous one; returns VSCHED_ENOMEM. */
+/* Record one version in the open publication. On exhaustion the version
+ * is lost and lookups keep answering the previous one; VSCHED_ENOMEM. */
 int vsched__root_put(vsched__root_dir *d, const char *name,
                      vsched_source_state state, uint64_t incarnation,
                      uint64_t generation, uint64_t content_hash);

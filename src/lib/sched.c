@@ -1,12 +1,79 @@
 /*
- * sched -- the public scheduler object: create/destroy, submission,
- * waiting, batches and counters.
+ * sched -- the public scheduler object: create/destroy, the lock,
+ * submission, waiting, batches and counters.
+ *
+ * Submission, in the caller's thread: the request's name is resolved and
+ * classified by the loader (no lock), then the request is bound -- under
+ * the scheduler lock, once per request or once per batch -- to the file
+ * object of its name and to the reset epoch (admit.c), and pushed to the
+ * inbox. Handles and batches are reference counted: the caller's
+ * reference, and the scheduler's until the request is answered, so either
+ * may go first. A batch is one allocation holding its handles.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+
+/* ---- the scheduler lock ------------------------------------------------------ */
+
+static _Thread_local const vsched *lock_holder;
+
+void vsched__lock(vsched *s)
+{
+    pthread_mutex_lock(&s->lock);
+    lock_holder = s;
+}
+
+int vsched__holds_lock(const vsched *s)
+{
+    return lock_holder == s;
+}
+
+void vsched__unlock(vsched *s, vsched__pass *p)
+{
+    vsched__snap *dead = s->dead_snaps;
+    s->dead_snaps = NULL;
+    lock_holder = NULL;
+    pthread_mutex_unlock(&s->lock);
+    if (dead == NULL)
+        return;
+    if (p == NULL) {
+        vsched__snaps_free(s, dead);
+        return;
+    }
+    vsched__snap **tail = &dead;
+    while (*tail != NULL)
+        tail = &(*tail)->next_dead;
+    *tail = p->dead;
+    p->dead = dead;
+}
+
+/* ---- interned names ------------------------------------------------------------ */
+
+const char *vsched__intern(vsched *s, const char *str)
+{
+    vsched__strings *t = &s->strings;
+    for (size_t i = 0; i < t->n; i++)
+        if (strcmp(t->v[i], str) == 0)
+            return t->v[i];
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 8;
+        char **v = realloc(t->v, cap * sizeof *v);
+        if (v == NULL)
+            abort(); /* a handful of profile and kind names */
+        t->v = v;
+        t->cap = cap;
+    }
+    char *c = strdup(str);
+    if (c == NULL)
+        abort();
+    t->v[t->n++] = c;
+    return c;
+}
+
+/* ---- create / destroy ---------------------------------------------------------- */
 
 static int bindings_valid(const vsched_options *o)
 {
@@ -35,16 +102,24 @@ int vsched_create(vsched **out, const vsched_options *opts)
         free(s);
         return VSCHED_ENOMEM;
     }
-    pthread_mutex_init(&s->lock, NULL);
+    /* Critical sections are short and frequent: spin a little before
+     * sleeping on the lock. */
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+    pthread_mutex_init(&s->lock, &attr);
+    pthread_mutexattr_destroy(&attr);
     pthread_mutex_init(&s->serial_loader, NULL);
     pthread_mutex_init(&s->serial_executor, NULL);
-    pthread_mutex_init(&s->task_lock, NULL);
     pthread_mutex_init(&s->observer_lock, NULL);
-    pthread_cond_init(&s->task_cond, NULL);
+    pthread_cond_init(&s->quiet, NULL);
     vsched__graph_init(&s->graph);
-    vsched__graph_init(&s->grave_graph);
     vsched__files_init(&s->files);
     vsched__dag_init(s);
+    for (int q = 0; q < 2; q++)
+        s->runner_args[q] = (vsched__runner_arg){s, q};
+    s->runner_limit[VSCHED__Q_CPU] = vsched_pool_threads(opts->cpu_pool);
+    s->runner_limit[VSCHED__Q_IO] = vsched_pool_threads(opts->io_pool);
     s->root = vsched__root_dir_new();
     if (s->root == NULL) {
         vsched_destroy(s);
@@ -59,198 +134,211 @@ int vsched_create(vsched **out, const vsched_options *opts)
     return VSCHED_OK;
 }
 
+/* Answer every request still in the inbox (after the driver stopped). */
+static void drain_inbox(vsched *s)
+{
+    vsched__item items[64];
+    size_t n;
+    while ((n = vsched__inbox_drain(&s->inbox, items, 64)) > 0) {
+        vsched__pass p = {0};
+        vsched__lock(s);
+        for (size_t i = 0; i < n; i++) {
+            if (items[i].kind == VSCHED__ITEM_BATCH) {
+                vsched_batch *b = items[i].ptr;
+                for (size_t k = 0; k < b->n; k++)
+                    vsched__handle_refuse(s, &b->h[k], VSCHED_ESHUTDOWN,
+                                          "scheduler shut down", &p);
+            } else {
+                vsched__handle_refuse(s, items[i].ptr, VSCHED_ESHUTDOWN,
+                                      "scheduler shut down", &p);
+            }
+        }
+        vsched__unlock_run(s, &p);
+    }
+}
+
 void vsched_destroy(vsched *s)
 {
     if (s == NULL)
         return;
     atomic_store(&s->stopping, 1);
     vsched__inbox_stop(&s->inbox); /* the teardown channel, not an item */
-    if (s->driver_started) {
+    if (s->driver_started)
         pthread_join(s->driver, NULL);
-        vsched__driver_teardown(s);
-    }
+    vsched__pass p = {0};
+    vsched__lock(s);
+    if (s->root != NULL)
+        vsched__retire_all(s, VSCHED_ESHUTDOWN, "scheduler shut down", &p);
+    /* Node waiters and blocked submitters see `stopping` and return;
+     * runners finish the task they run (its completion is refused) and
+     * exit; pumping workers stop pumping. */
+    pthread_cond_broadcast(&s->dag.changed);
+    while (s->runners[0] + s->runners[1] + s->pumpers + s->node_waiters > 0)
+        pthread_cond_wait(&s->quiet, &s->lock);
+    vsched__unlock_run(s, &p);
+    drain_inbox(s);
 
-    /* Tasks still on the pools see `stopping` and return quickly; their
-     * completions are refused by the closed inbox. Wait for them. */
-    pthread_mutex_lock(&s->task_lock);
-    while (s->live_tasks > 0)
-        pthread_cond_wait(&s->task_cond, &s->task_lock);
-    pthread_mutex_unlock(&s->task_lock);
-
-    /* Items that reached the inbox before it closed. */
-    vsched__item items[64];
-    size_t n;
-    while ((n = vsched__inbox_drain(&s->inbox, items, 64)) > 0) {
-        for (size_t i = 0; i < n; i++) {
-            if (items[i].kind == VSCHED__ITEM_COMPLETE) {
-                vsched__task_free(items[i].ptr);
-                continue;
-            }
-            vsched_handle **hs = NULL;
-            size_t nh = 1;
-            if (items[i].kind == VSCHED__ITEM_BATCH) {
-                vsched_batch *b = items[i].ptr;
-                hs = b->handles;
-                nh = b->n;
-            } else {
-                hs = (vsched_handle **)&items[i].ptr;
-            }
-            for (size_t k = 0; k < nh; k++) {
-                hs[k]->result.status = VSCHED_ESHUTDOWN;
-                hs[k]->result.name = hs[k]->canonical;
-                hs[k]->result.stage = hs[k]->req.stage;
-                vsched__handle_signal(hs[k]);
-            }
-        }
-    }
-    /* Every task is back: free what the graph and the graveyard hold. */
-    vsched__graph *graphs[2] = {&s->graph, &s->grave_graph};
-    for (int g = 0; g < 2; g++) {
-        for (size_t i = 0; i < graphs[g]->all.n; i++)
-            vsched__task_free(graphs[g]->all.v[i]->pending_task);
-        vsched__graph_fini(graphs[g]);
-    }
-    vsched__files_fini(&s->files);
+    /* Nothing runs any more: free what is left. */
+    lock_holder = NULL;
+    vsched__files_fini(s, &s->files);
     vsched__dag_fini(s);
-    for (size_t i = 0; i < s->n_retired; i++)
-        vsched__file_free(s->retired_files[i]);
-    for (size_t i = 0; i < s->n_grave_files; i++)
-        vsched__file_free(s->grave_files[i]);
-    free(s->retired_files);
-    free(s->grave_files);
+    vsched__dependents_fini(&s->dependents);
+    vsched__graph_fini(&s->graph);
+    for (vsched__task *t = s->task_free; t != NULL;) {
+        vsched__task *next = t->next_free;
+        free(t);
+        t = next;
+    }
+    vsched__snaps_free(s, s->dead_snaps);
+    vsched__executor_flush(s, 1);
+    for (size_t i = 0; i < s->strings.n; i++)
+        free(s->strings.v[i]);
+    free(s->strings.v);
     vsched__root_dir_release(s->root);
     vsched__inbox_fini(&s->inbox);
-    pthread_cond_destroy(&s->task_cond);
-    pthread_mutex_destroy(&s->task_lock);
+    pthread_cond_destroy(&s->quiet);
     pthread_mutex_destroy(&s->observer_lock);
-    for (size_t i = 0; i < s->n_events; i++) {
-        free((char *)s->events[i].name);
-        free((char *)s->events[i].profile);
-    }
-    free(s->events);
     pthread_mutex_destroy(&s->serial_executor);
     pthread_mutex_destroy(&s->serial_loader);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
 
-/* ---- handles ------------------------------------------------------------ */
+/* ---- handles -------------------------------------------------------------------- */
 
-static vsched_handle *handle_new(vsched *s, const vsched_request *req)
+static char *copy_bytes(const char *p, size_t n)
 {
-    vsched_handle *h = calloc(1, sizeof *h);
-    if (h == NULL)
-        return NULL;
+    char *c = malloc(n + 1);
+    if (c != NULL) {
+        if (n > 0)
+            memcpy(c, p, n);
+        c[n] = '\0';
+    }
+    return c;
+}
+
+/* Fill h from req; profile is h's copy of the profile (owned by h or its
+ * batch). */
+static int handle_init(vsched *s, vsched_handle *h, const vsched_request *req,
+                       const char *profile)
+{
+    memset(h, 0, sizeof *h);
     h->s = s;
-    h->req = *req;
-    h->req.name = strdup(req->name);
-    h->req.profile = strdup(req->profile != NULL ? req->profile : "");
-    h->req.content = NULL;
-    if (req->flags & VSCHED_REQ_CONTENT) {
-        char *c = malloc(req->content_len + 1);
-        if (c != NULL) {
-            if (req->content_len > 0)
-                memcpy(c, req->content, req->content_len);
-            c[req->content_len] = '\0';
-        }
-        h->req.content = c;
-        if (c == NULL) {
-            free((char *)h->req.name);
-            free((char *)h->req.profile);
-            free(h);
-            return NULL;
-        }
-    }
-    pthread_mutex_init(&h->lock, NULL);
-    pthread_cond_init(&h->cond, NULL);
+    h->result.stage = req->stage;
+    h->result.profile = profile;
+    h->priority = req->priority;
+    h->flags = req->flags;
+    h->cost_ns = req->cost_ns;
+    h->on_join = req->on_join;
+    h->join_user = req->join_user;
+    h->kind = "";
+    atomic_init(&h->done, 0);
     atomic_init(&h->refs, 2); /* caller + scheduler */
-    if (h->req.name == NULL || h->req.profile == NULL) {
-        free((char *)h->req.name);
-        free((char *)h->req.profile);
-        free(h);
-        return NULL;
+    if (req->flags & VSCHED_REQ_CONTENT) {
+        h->content = copy_bytes(req->content, req->content_len);
+        h->content_len = req->content_len;
+        if (h->content == NULL)
+            return VSCHED_ENOMEM;
     }
-    return h;
+    return VSCHED_OK;
 }
 
-static void strv_free(char **v)
+static void handle_fini(vsched_handle *h)
 {
-    for (size_t i = 0; v != NULL && v[i] != NULL; i++)
-        free(v[i]);
-    free(v);
-}
-
-static void handle_free(vsched_handle *h)
-{
-    strv_free(h->r_deps);
-    strv_free(h->r_blockers);
-    free((char *)h->req.name);
-    free((char *)h->req.profile);
-    free((char *)h->req.content);
+    if (h->file != NULL)
+        vsched__file_unref(h->s, h->file); /* never admitted */
+    vsched__facts_unref(h->facts);
+    free(h->content);
     free(h->canonical);
-    free(h->r_message);
-    free(h->r_failed_dep);
-    free(h->r_artifact_path);
-    vsched__diags_free(h->r_diags, h->r_n_diags);
-    pthread_cond_destroy(&h->cond);
-    pthread_mutex_destroy(&h->lock);
-    free(h);
+    free(h->path);
+    free(h->out.message);
+    free(h->out.failed_dep);
+    vsched__diags_free(h->out.diags, h->out.n_diags);
+}
+
+static void batch_unref(vsched_batch *b)
+{
+    if (atomic_fetch_sub(&b->refs, 1) != 1)
+        return;
+    for (size_t i = 0; i < b->n; i++)
+        handle_fini(&b->h[i]);
+    free(b);
+}
+
+void vsched__handle_hold(vsched_handle *h)
+{
+    if (h->batch != NULL)
+        atomic_fetch_add(&h->batch->refs, 1);
+    else
+        atomic_fetch_add(&h->refs, 1);
 }
 
 void vsched__handle_unref(vsched_handle *h)
 {
-    if (atomic_fetch_sub(&h->refs, 1) == 1)
-        handle_free(h);
+    if (h->batch != NULL) {
+        batch_unref(h->batch);
+        return;
+    }
+    if (atomic_fetch_sub(&h->refs, 1) == 1) {
+        handle_fini(h);
+        free((char *)h->result.profile);
+        free(h);
+    }
 }
 
 void vsched__handle_signal(vsched_handle *h)
 {
-    pthread_mutex_lock(&h->lock);
-    h->done = 1;
-    pthread_cond_broadcast(&h->cond);
-    pthread_mutex_unlock(&h->lock);
-    vsched__handle_unref(h);
+    vsched_batch *b = h->batch;
+    if (b == NULL) {
+        vsched__park_set(h, &h->done);
+        vsched__handle_unref(h);
+        return;
+    }
+    atomic_store(&h->done, 1);
+    if (atomic_fetch_sub(&b->remaining, 1) == 1) {
+        vsched__park_set(b, &b->done);
+        batch_unref(b); /* the scheduler's reference */
+    }
 }
 
-/* Resolve the request's name through the loader (in the caller's thread,
- * before admission); failures are answered without a node. */
-static void handle_resolve(vsched *s, vsched_handle *h)
+/* Resolve the request's name and classify it through the loader (in the
+ * caller's thread, before admission); failures are answered at admission
+ * without a node. */
+static void handle_resolve(vsched *s, vsched_handle *h, const char *name,
+                           char kind[32])
 {
     const vsched_loader_binding *lb = &s->opts.loader;
-    vsched_ctx ctx;
     vsched__task probe = {.s = s};
-    vsched__node dummy = {0};
-    probe.node = &dummy;
+    vsched_ctx ctx;
     vsched__ctx_init(&ctx, &probe);
     char *canon = NULL;
+    kind[0] = '\0';
     if (!lb->thread_safe)
         pthread_mutex_lock(&s->serial_loader);
-    int rc = lb->ops->realpath(lb->inst, &ctx, h->req.name, &canon);
+    int rc = lb->ops->realpath(lb->inst, &ctx, name, &canon);
+    if (rc == VSCHED_OK && canon != NULL &&
+        lb->ops->classify(lb->inst, &ctx, canon, kind, 32) != VSCHED_OK)
+        kind[0] = '\0';
+    h->class_seq = atomic_fetch_add(&s->class_seq, 1) + 1;
     if (!lb->thread_safe)
         pthread_mutex_unlock(&s->serial_loader);
+    kind[31] = '\0';
     if (rc == VSCHED_OK && canon != NULL) {
         h->canonical = canon;
-        /* The classification decides a re-home at admission. */
-        if (!lb->thread_safe)
-            pthread_mutex_lock(&s->serial_loader);
-        if (lb->ops->classify(lb->inst, &ctx, canon, h->kind,
-                              sizeof h->kind) != VSCHED_OK)
-            h->kind[0] = '\0';
-        if (!lb->thread_safe)
-            pthread_mutex_unlock(&s->serial_loader);
-        h->kind[sizeof h->kind - 1] = '\0';
+        h->result.name = canon;
         vsched__diags_free(probe.diags, probe.n_diags);
         return;
     }
     free(canon);
-    h->canonical = strdup(h->req.name);
+    h->canonical = strdup(name);
+    h->result.name = h->canonical;
     h->admit_status = rc < 0 ? rc : VSCHED_EINVAL;
     /* The loader's own words, when it gave any, say more than the code. */
     const char *why = probe.n_diags > 0 && probe.diags[0].message != NULL
                           ? probe.diags[0].message
                           : vsched_strerror(h->admit_status);
-    if (asprintf(&h->r_message, "%s: %s", h->req.name, why) < 0)
-        h->r_message = NULL;
+    if (asprintf(&h->out.message, "%s: %s", name, why) < 0)
+        h->out.message = NULL;
     vsched__diags_free(probe.diags, probe.n_diags);
 }
 
@@ -266,6 +354,36 @@ static int request_valid(const vsched_request *r)
     return 1;
 }
 
+/* Bind resolved handles under the lock (classifications and profiles are
+ * interned here). */
+static void bind_all(vsched *s, vsched_handle *const *hs, size_t n,
+                     char (*kinds)[32])
+{
+    vsched__lock(s);
+    for (size_t i = 0; i < n; i++) {
+        vsched_handle *h = hs[i];
+        h->kind = kinds[i][0] != '\0' ? vsched__intern(s, kinds[i]) : "";
+        h->profile_key = vsched__intern(s, h->result.profile);
+        vsched__bind(s, h);
+    }
+    vsched__unlock(s, NULL);
+}
+
+static vsched_handle *handle_new(vsched *s, const vsched_request *req)
+{
+    vsched_handle *h = malloc(sizeof *h);
+    char *profile = strdup(req->profile != NULL ? req->profile : "");
+    if (h == NULL || profile == NULL ||
+        handle_init(s, h, req, profile) != VSCHED_OK) {
+        if (h != NULL)
+            handle_fini(h);
+        free(h);
+        free(profile);
+        return NULL;
+    }
+    return h;
+}
+
 int vsched_submit_request(vsched *s, const vsched_request *req,
                           vsched_handle **out)
 {
@@ -274,10 +392,13 @@ int vsched_submit_request(vsched *s, const vsched_request *req,
     vsched_handle *h = handle_new(s, req);
     if (h == NULL)
         return VSCHED_ENOMEM;
-    handle_resolve(s, h);
+    char kind[1][32];
+    handle_resolve(s, h, req->name, kind[0]);
+    bind_all(s, &h, 1, kind);
     int rc = vsched__submit_item(s, (vsched__item){VSCHED__ITEM_REQUEST, h});
     if (rc != VSCHED_OK) {
-        handle_free(h);
+        atomic_store(&h->refs, 1);
+        vsched__handle_unref(h);
         return rc;
     }
     atomic_fetch_add(&s->submit_count, 1);
@@ -285,18 +406,70 @@ int vsched_submit_request(vsched *s, const vsched_request *req,
     return VSCHED_OK;
 }
 
+int vsched_request_key(vsched *s, const vsched_request *req, char **key)
+{
+    if (s == NULL || key == NULL || !request_valid(req))
+        return VSCHED_EINVAL;
+    const vsched_loader_binding *lb = &s->opts.loader;
+    vsched__task probe = {.s = s};
+    vsched_ctx ctx;
+    vsched__ctx_init(&ctx, &probe);
+    char *canon = NULL;
+    if (!lb->thread_safe)
+        pthread_mutex_lock(&s->serial_loader);
+    int rc = lb->ops->realpath(lb->inst, &ctx, req->name, &canon);
+    if (!lb->thread_safe)
+        pthread_mutex_unlock(&s->serial_loader);
+    vsched__diags_free(probe.diags, probe.n_diags);
+    if (rc != VSCHED_OK || canon == NULL) {
+        free(canon);
+        return rc < 0 ? rc : VSCHED_EINVAL;
+    }
+    int n = asprintf(key, "%s:%s:%s", vsched_stage_name(req->stage),
+                     req->stage == VSCHED_STAGE_ARTIFACT ? req->profile : "",
+                     canon);
+    free(canon);
+    return n < 0 ? VSCHED_ENOMEM : VSCHED_OK;
+}
+
+int vsched_submit_request_hooked(vsched *s, const vsched_request *req,
+                                 const vsched_dedupe_hook *hook,
+                                 vsched_admission *admission, void **joiner,
+                                 vsched_handle **out)
+{
+    if (s == NULL || out == NULL || admission == NULL || !request_valid(req))
+        return VSCHED_EINVAL;
+    *out = NULL;
+    if (hook != NULL && hook->probe != NULL) {
+        char *key = NULL;
+        int rc = vsched_request_key(s, req, &key);
+        if (rc != VSCHED_OK)
+            return rc;
+        void *j = NULL;
+        int joined = hook->probe(hook->user, key, &j);
+        free(key);
+        if (joined) {
+            if (joiner != NULL)
+                *joiner = j;
+            *admission = VSCHED_DEDUPE_JOINED;
+            return VSCHED_OK;
+        }
+    }
+    int rc = vsched_submit_request(s, req, out);
+    if (rc == VSCHED_OK)
+        *admission = VSCHED_ADMITTED;
+    return rc;
+}
+
 int vsched_wait(vsched_handle *h, const vsched_result **res)
 {
     if (h == NULL)
         return VSCHED_EINVAL;
     /* A CPU worker must not block its own pool: it runs ready work. */
-    if (vsched_pool_current_kind() == VSCHED_POOL_CPU &&
+    if (!atomic_load(&h->done) && vsched__pool_is_current(h->s->opts.cpu_pool) &&
         !atomic_load(&h->s->stopping))
-        vsched__pump_until(h->s, h);
-    pthread_mutex_lock(&h->lock);
-    while (!h->done)
-        pthread_cond_wait(&h->cond, &h->lock);
-    pthread_mutex_unlock(&h->lock);
+        vsched__pump_until(h->s, h, &h->done);
+    vsched__park_until(h, &h->done);
     if (res != NULL)
         *res = &h->result;
     return h->result.status;
@@ -304,41 +477,76 @@ int vsched_wait(vsched_handle *h, const vsched_result **res)
 
 void vsched_handle_release(vsched_handle *h)
 {
-    if (h != NULL)
+    if (h != NULL && h->batch == NULL)
         vsched__handle_unref(h);
 }
 
-/* ---- batches ------------------------------------------------------------ */
+int vsched__test_handle_done(vsched_handle *h)
+{
+    return atomic_load(&h->done);
+}
+
+/* ---- batches ---------------------------------------------------------------------- */
 
 static vsched_batch *batch_new(vsched *s, const vsched_request *reqs,
                                size_t n)
 {
-    vsched_batch *b = calloc(1, sizeof *b);
+    /* One allocation: the batch, its handles, the result pointers, and
+     * one copy of each distinct profile name. */
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++)
+        if (reqs[i].profile != NULL &&
+            (i == 0 || reqs[i - 1].profile == NULL ||
+             strcmp(reqs[i].profile, reqs[i - 1].profile) != 0))
+            bytes += strlen(reqs[i].profile) + 1;
+    vsched_batch *b = calloc(1, sizeof *b + n * sizeof(vsched_handle) +
+                                    (n + 1) * sizeof(const vsched_result *) +
+                                    bytes + 1);
     if (b == NULL)
         return NULL;
     b->s = s;
-    b->handles = calloc(n + 1, sizeof *b->handles);
-    b->results = calloc(n + 1, sizeof *b->results);
-    if (b->handles == NULL || b->results == NULL)
-        goto fail;
+    b->n = n;
+    b->h = (vsched_handle *)(b + 1);
+    b->results = (const vsched_result **)(b->h + n);
+    char *names = (char *)(b->results + n + 1);
+    atomic_init(&b->refs, n > 0 ? 2 : 1);
+    atomic_init(&b->remaining, n);
+    atomic_init(&b->done, n == 0);
+    const char *last = "";
     for (size_t i = 0; i < n; i++) {
-        b->handles[i] = handle_new(s, &reqs[i]);
-        if (b->handles[i] == NULL)
-            goto fail;
-        b->handles[i]->batch = b;
-        b->n = i + 1;
+        const char *pr = reqs[i].profile != NULL ? reqs[i].profile : "";
+        if (strcmp(pr, last) != 0) {
+            size_t l = strlen(pr) + 1;
+            memcpy(names, pr, l);
+            last = names;
+            names += l;
+        }
+        if (handle_init(s, &b->h[i], &reqs[i], last) != VSCHED_OK) {
+            b->n = i + 1;
+            atomic_store(&b->refs, 1);
+            batch_unref(b);
+            return NULL;
+        }
+        b->h[i].batch = b;
     }
-    for (size_t i = 0; i < n; i++)
-        handle_resolve(s, b->handles[i]);
+    vsched_handle **hs = malloc((n + 1) * sizeof *hs);
+    char (*kinds)[32] = malloc((n + 1) * sizeof *kinds);
+    if (hs == NULL || kinds == NULL) {
+        free(hs);
+        free(kinds);
+        atomic_store(&b->refs, 1);
+        batch_unref(b);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        hs[i] = &b->h[i];
+        handle_resolve(s, hs[i], reqs[i].name, kinds[i]);
+    }
+    if (n > 0)
+        bind_all(s, hs, n, kinds);
+    free(hs);
+    free(kinds);
     return b;
-
-fail:
-    for (size_t i = 0; i < b->n; i++)
-        handle_free(b->handles[i]);
-    free(b->handles);
-    free(b->results);
-    free(b);
-    return NULL;
 }
 
 static int batch_args_valid(vsched *s, const vsched_request *reqs, size_t n,
@@ -352,6 +560,15 @@ static int batch_args_valid(vsched *s, const vsched_request *reqs, size_t n,
     return 1;
 }
 
+/* Answer a handle the inbox refused (closed). */
+static void refuse_unsubmitted(vsched *s, vsched_handle *h)
+{
+    vsched__pass p = {0};
+    vsched__lock(s);
+    vsched__handle_refuse(s, h, VSCHED_ESHUTDOWN, "scheduler shut down", &p);
+    vsched__unlock_run(s, &p);
+}
+
 int vsched_submit_batch(vsched *s, const vsched_request *reqs, size_t n,
                         vsched_batch **out)
 {
@@ -361,13 +578,10 @@ int vsched_submit_batch(vsched *s, const vsched_request *reqs, size_t n,
     if (b == NULL)
         return VSCHED_ENOMEM;
     for (size_t i = 0; i < n; i++) {
-        vsched_handle *h = b->handles[i];
+        vsched_handle *h = &b->h[i];
         if (vsched__submit_item(s, (vsched__item){VSCHED__ITEM_REQUEST, h}) !=
             VSCHED_OK) {
-            /* Closed mid-batch: answer the rest ourselves. */
-            h->result.status = VSCHED_ESHUTDOWN;
-            h->result.name = h->canonical;
-            vsched__handle_signal(h);
+            refuse_unsubmitted(s, h); /* closed mid-batch */
             continue;
         }
         atomic_fetch_add(&s->submit_count, 1);
@@ -387,8 +601,8 @@ int vsched_submit_batch_atomic(vsched *s, const vsched_request *reqs,
     if (n > 0) {
         int rc = vsched__submit_item(s, (vsched__item){VSCHED__ITEM_BATCH, b});
         if (rc != VSCHED_OK) {
-            for (size_t i = 0; i < n; i++) /* drop the scheduler's refs */
-                vsched__handle_signal(b->handles[i]);
+            for (size_t i = 0; i < n; i++)
+                refuse_unsubmitted(s, &b->h[i]);
             vsched_batch_release(b);
             return rc;
         }
@@ -402,11 +616,15 @@ int vsched_wait_batch(vsched_batch *b, const vsched_result **res)
 {
     if (b == NULL)
         return VSCHED_EINVAL;
+    if (!atomic_load(&b->done) && vsched__pool_is_current(b->s->opts.cpu_pool) &&
+        !atomic_load(&b->s->stopping))
+        vsched__pump_until(b->s, b, &b->done);
+    vsched__park_until(b, &b->done);
     int worst = VSCHED_OK;
     for (size_t i = 0; i < b->n; i++) {
-        int rc = vsched_wait(b->handles[i], &b->results[i]);
-        if (rc != VSCHED_OK && worst == VSCHED_OK)
-            worst = rc;
+        b->results[i] = &b->h[i].result;
+        if (b->h[i].result.status != VSCHED_OK && worst == VSCHED_OK)
+            worst = b->h[i].result.status;
     }
     if (res != NULL)
         for (size_t i = 0; i < b->n; i++)
@@ -421,40 +639,27 @@ size_t vsched_batch_size(const vsched_batch *b)
 
 void vsched_batch_release(vsched_batch *b)
 {
-    if (b == NULL)
-        return;
-    for (size_t i = 0; i < b->n; i++)
-        vsched__handle_unref(b->handles[i]);
-    free(b->handles);
-    free(b->results);
-    free(b);
+    if (b != NULL)
+        batch_unref(b);
 }
 
-/* ---- counters ----------------------------------------------------------- */
+/* ---- counters ---------------------------------------------------------------------- */
 
 void vsched_get_stats(vsched *s, vsched_stats *out)
 {
     memset(out, 0, sizeof *out);
-    pthread_mutex_lock(&s->lock);
+    vsched__lock(s);
     out->files = s->files.n;
-    out->graph_nodes = s->graph.all.n;
+    out->graph_nodes = s->graph.live;
     out->edges = s->graph.edges;
+    out->edges_capacity = s->graph.edges_cap;
     out->waiters = s->waiters;
-    out->ready_depth_max = s->graph.heap_max;
-    for (size_t i = 0; i < s->graph.all.n; i++) {
-        const vsched__node *n = s->graph.all.v[i];
-        out->edges_capacity += n->upstream.cap + n->downstream.cap;
-        out->waiters_capacity += n->cap_waiters;
-    }
-    for (size_t i = 0; i < s->files.cap; i++) {
-        const vsched__file *f = s->files.slots[i];
-        if (f != NULL && f->blockers != NULL) {
-            out->blockers += f->n_blockers;
-            out->blockers_capacity += f->n_blockers + 1;
-        }
-    }
-    out->retired_pending = s->n_grave_files + s->grave_graph.all.n;
-    pthread_mutex_unlock(&s->lock);
+    out->waiters_capacity = s->waiters; /* a list: no spare backing */
+    out->blockers = s->n_blockers;
+    out->blockers_capacity = s->n_blockers;
+    out->ready_depth_max = s->dag.queued_max;
+    out->retired_pending = s->graph.retired + atomic_load(&s->n_retired_files);
+    vsched__unlock(s, NULL);
     size_t versions, roots;
     vsched__root_counts(s->root, &versions, &roots);
     out->source_versions = versions;

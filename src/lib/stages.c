@@ -8,9 +8,14 @@
  *   Artifact        (CPU pool): executor.artifact, then atomic publication
  *                               (rename of the plugin's temporary output)
  *
- * A task reads only what the driver copied into it (plus the file's
- * snapshot, which stays alive while the task runs) and writes only its own
- * outputs; the driver integrates them when it pops the completion.
+ * A task reads only what was copied into it when it was taken (plus the
+ * file's snapshot, which it holds a reference on) and writes only its own
+ * outputs; the runner that ran it integrates them under the lock
+ * (complete.c). What a plugin returns is checked here before the core
+ * trusts it: a dependency array the plugin claims but did not fill, or a
+ * name that is NULL or empty, fails the file with a message naming the
+ * operation. Dependency names are canonicalised through the loader's
+ * realpath, so one file never becomes two nodes under two spellings.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +47,16 @@ static void unlock_if(pthread_mutex_t *m, int thread_safe)
         pthread_mutex_unlock(m);
 }
 
+/* After a call into a serialised executor: the snapshot frees handed to
+ * it meanwhile. */
+static void executor_unlock(vsched *s, int thread_safe)
+{
+    if (thread_safe)
+        return;
+    pthread_mutex_unlock(&s->serial_executor);
+    vsched__executor_flush(s, 0);
+}
+
 static void run_load(vsched__task *t, const vsched_ctx *ctx)
 {
     vsched *s = t->s;
@@ -51,9 +66,15 @@ static void run_load(vsched__task *t, const vsched_ctx *ctx)
     int rc = t->has_content ? VSCHED_OK
                             : lb->ops->load(lb->inst, ctx, t->name, &t->bytes,
                                             &t->len);
-    if (rc == VSCHED_OK)
+    if (rc == VSCHED_OK && t->bytes == NULL && !t->has_content) {
+        rc = VSCHED_EINVAL;
+        t->message = fmt_msg("loader returned no bytes for", t->name, rc);
+    }
+    if (rc == VSCHED_OK) {
         rc = lb->ops->classify(lb->inst, ctx, t->name, t->file_kind,
                                sizeof t->file_kind);
+        t->class_seq = atomic_fetch_add(&s->class_seq, 1) + 1;
+    }
     unlock_if(&s->serial_loader, lb->thread_safe);
     t->file_kind[sizeof t->file_kind - 1] = '\0';
     if (rc != VSCHED_OK) {
@@ -62,12 +83,51 @@ static void run_load(vsched__task *t, const vsched_ctx *ctx)
     }
 }
 
+/* Check one dependency array a plugin returned; canonicalise its names
+ * through the loader. Returns 0, or a status with t->message set. */
+static int check_names(vsched__task *t, const vsched_ctx *ctx,
+                       const char *what, char **v, size_t n)
+{
+    if (n > 0 && v == NULL) {
+        if (asprintf(&t->message, "%s: extract_deps returned %zu %s but no "
+                                  "array",
+                     t->name, n, what) < 0)
+            t->message = NULL;
+        return VSCHED_EINVAL;
+    }
+    vsched *s = t->s;
+    const vsched_loader_binding *lb = &s->opts.loader;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] == NULL || v[i][0] == '\0') {
+            if (asprintf(&t->message, "%s: extract_deps returned %s %s #%zu",
+                         t->name, v[i] == NULL ? "a NULL" : "an empty",
+                         what, i + 1) < 0)
+                t->message = NULL;
+            return VSCHED_EINVAL;
+        }
+        char *canon = NULL;
+        lock_if(&s->serial_loader, lb->thread_safe);
+        int rc = lb->ops->realpath(lb->inst, ctx, v[i], &canon);
+        unlock_if(&s->serial_loader, lb->thread_safe);
+        if (rc == VSCHED_OK && canon != NULL) {
+            free(v[i]);
+            v[i] = canon;
+        } else {
+            /* Missing or outside the root: kept as named, its own Source
+             * fails and the dependent names it. */
+            free(canon);
+        }
+    }
+    return VSCHED_OK;
+}
+
 static void run_parse(vsched__task *t, const vsched_ctx *ctx)
 {
     vsched *s = t->s;
     const vsched_executor_binding *eb = &s->opts.executor;
     vsched_source_out out = {0};
     lock_if(&s->serial_executor, eb->thread_safe);
+    t->ran = 1;
     int rc = eb->ops->source(eb->inst, ctx, t->name, t->file_kind, t->bytes,
                              t->len, &out);
     if (rc == VSCHED_OK) {
@@ -76,12 +136,26 @@ static void run_parse(vsched__task *t, const vsched_ctx *ctx)
         rc = eb->ops->extract_deps(eb->inst, ctx, t->name, out.snapshot,
                                    &t->deps);
     }
-    unlock_if(&s->serial_executor, eb->thread_safe);
+    executor_unlock(s, eb->thread_safe);
     free(t->bytes);
     t->bytes = NULL;
+    if (rc == VSCHED_OK) {
+        rc = check_names(t, ctx, "deps", t->deps.deps, t->deps.n_deps);
+        if (rc == VSCHED_OK)
+            rc = check_names(t, ctx, "blockers", t->deps.blockers,
+                             t->deps.n_blockers);
+        if (rc != VSCHED_OK) {
+            /* Not ours to free element by element: the counts lie. */
+            if (t->deps.deps == NULL)
+                t->deps.n_deps = 0;
+            if (t->deps.blockers == NULL)
+                t->deps.n_blockers = 0;
+        }
+    }
     if (rc != VSCHED_OK) {
         t->status = rc < 0 ? rc : VSCHED_EERR;
-        t->message = fmt_msg("cannot parse", t->name, t->status);
+        if (t->message == NULL)
+            t->message = fmt_msg("cannot parse", t->name, t->status);
     }
 }
 
@@ -93,8 +167,9 @@ static void run_analysis(vsched__task *t, const vsched_ctx *ctx)
                              t->content_hash, t->blocker_hashes,
                              t->n_blockers};
     lock_if(&s->serial_executor, eb->thread_safe);
+    t->ran = 1;
     int rc = eb->ops->analysis(eb->inst, ctx, &in, &t->out_hash);
-    unlock_if(&s->serial_executor, eb->thread_safe);
+    executor_unlock(s, eb->thread_safe);
     if (rc != VSCHED_OK) {
         t->status = rc < 0 ? rc : VSCHED_EERR;
         t->message = fmt_msg("analysis failed for", t->name, t->status);
@@ -184,8 +259,9 @@ static void run_artifact(vsched__task *t, const vsched_ctx *ctx)
                              t->analysis_hash};
     vsched_artifact_out out = {0};
     lock_if(&s->serial_executor, eb->thread_safe);
+    t->ran = 1;
     int rc = eb->ops->artifact(eb->inst, ctx, &in, &out);
-    unlock_if(&s->serial_executor, eb->thread_safe);
+    executor_unlock(s, eb->thread_safe);
     if (rc == VSCHED_OK) {
         t->out_hash = out.artifact_hash;
         rc = publish(t, &out);
@@ -219,7 +295,7 @@ static void run_job(vsched__task *t, const vsched_ctx *ctx)
     vsched_artifact_out out = {0};
     lock_if(&s->serial_executor, eb->thread_safe);
     int rc = eb->ops->job(eb->inst, ctx, t->job, &out);
-    unlock_if(&s->serial_executor, eb->thread_safe);
+    executor_unlock(s, eb->thread_safe);
     if (rc == VSCHED_OK) {
         t->out_hash = out.artifact_hash;
         rc = publish(t, &out);
@@ -266,55 +342,3 @@ void vsched__task_execute(vsched__task *t)
     t->finished_ns = vsched__now_ns();
 }
 
-void vsched__task_run(void *arg)
-{
-    vsched__task *t = arg;
-    vsched *s = t->s;
-    vsched__task_execute(t);
-    /* A pool worker is never the inbox's consumer, so it may wait for a
-     * slot. After teardown closed the inbox the completion is discarded. */
-    vsched__item it = {VSCHED__ITEM_COMPLETE, t};
-    if (vsched__inbox_push(&s->inbox, it) != VSCHED_OK)
-        vsched__task_free(t);
-    vsched__task_retire(s);
-}
-
-void vsched__task_retire(vsched *s)
-{
-    pthread_mutex_lock(&s->task_lock);
-    s->live_tasks--;
-    if (s->live_tasks == 0)
-        pthread_cond_broadcast(&s->task_cond);
-    pthread_mutex_unlock(&s->task_lock);
-}
-
-static void free_strv(char **v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
-}
-
-void vsched__task_free(vsched__task *t)
-{
-    if (t == NULL)
-        return;
-    if (t->new_snapshot != NULL) {
-        const vsched_executor_binding *eb = &t->s->opts.executor;
-        lock_if(&t->s->serial_executor, eb->thread_safe);
-        eb->ops->snapshot_free(eb->inst, t->new_snapshot);
-        unlock_if(&t->s->serial_executor, eb->thread_safe);
-    }
-    vsched__snap_unref(t->snap);
-    free_strv(t->deps.deps, t->deps.n_deps);
-    free_strv(t->deps.blockers, t->deps.n_blockers);
-    vsched__diags_free(t->diags, t->n_diags);
-    free(t->bytes);
-    free(t->blocker_hashes);
-    free(t->artifact_path);
-    free(t->message);
-    free(t->name);
-    free(t->profile);
-    vsched__job_in_free(t->job);
-    free(t);
-}

@@ -1,72 +1,54 @@
 /*
- * supersede -- generations, the supersede sweep, removal and reset.
+ * supersede -- generations, the supersede sweep, invalidation of what was
+ * derived from old content, removal, re-home and reset.
  *
  * A generation advance and its sweep are ONE critical section under the
  * scheduler lock. The sweep is backward-looking: it ends every unfinished
  * stage node of the older generation --
  *
- *   - the node finishes CANCELLED with VSCHED_ESUPERSEDED (or
- *     VSCHED_ESHUTDOWN when its object is retired), and a task still
- *     running for it is asked to stop; its late completion is refused by
- *     the generation check in complete.c and counted;
+ *   - the node ends CANCELLED with VSCHED_ESUPERSEDED (VSCHED_ESHUTDOWN when
+ *     its object is removed or reset), a task still running for it is
+ *     asked to stop, and its late completion is refused (complete.c);
  *   - its waiters finish with that status, or, when they asked for
- *     VSCHED_REQ_FOLLOW_LATEST, are re-admitted at the new generation;
- *   - work of OTHER files that waited on it is detached and re-gated on
- *     the new generation's node, so it neither fails nor runs ungated.
+ *     VSCHED_REQ_FOLLOW_LATEST, are queued for re-admission at the new
+ *     generation (admit.c drains the queue after the operation);
+ *   - another file's work and jobs that waited on it are re-gated on the
+ *     live object's new node, so they neither fail nor run ungated.
+ *
+ * Then everything DERIVED from the old content is dealt with
+ * (vsched__invalidate_dependents), transitively along the dependents
+ * index: an Analysis that folded the old Analysis and already finished is
+ * forgotten with its file's Artifacts (a new demand recomputes them), one
+ * that was released to run on it is gated again, and one running on it is
+ * refused when it returns (complete.c checks its inputs).
  *
  * Writers of file->generation, enumerated: vsched__advance_generation (the
  * only increment) and vsched__test_set_generation (tests). Writers of
- * file->retired: retire_file and vsched__rehome, only. A re-home (the
- * loader classifies the file differently) replaces the node object with a
- * successor of a new incarnation at generation 0.
+ * file->retired: retire_file, only.
+ *
+ * Everything here runs with the scheduler lock held.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dag.h"
 #include "internal.h"
 
-/* Handles to re-admit and nodes to re-gate once the sweep is done. */
+/* Work of other files (and jobs) to re-gate once the sweep is done. */
 typedef struct sweep {
-    vsched_handle **readmit;
-    size_t n_readmit, cap_readmit;
-    vsched__nodevec regate;   /* other files' work (and jobs) to re-gate */
-    vsched__nodevec from;     /* regate[i] waited on from[i] (old node) */
+    vsched__nodevec regate;   /* the waiting nodes (references) */
+    vsched__nodevec from;     /* regate[i] waited on from[i] (references) */
 } sweep;
 
-static void readmit_push(sweep *w, vsched_handle *h)
+static void sweep_free(vsched *s, sweep *w)
 {
-    if (w->n_readmit == w->cap_readmit) {
-        size_t cap = w->cap_readmit ? w->cap_readmit * 2 : 8;
-        vsched_handle **v = realloc(w->readmit, cap * sizeof *v);
-        if (v == NULL)
-            abort(); /* a waiter must not be lost */
-        w->readmit = v;
-        w->cap_readmit = cap;
+    for (uint32_t i = 0; i < w->regate.n; i++) {
+        vsched__node_unref(s, w->regate.v[i]);
+        vsched__node_unref(s, w->from.v[i]);
     }
-    w->readmit[w->n_readmit++] = h;
-}
-
-static void vec_remove(vsched__nodevec *v, const vsched__node *n)
-{
-    for (size_t i = 0; i < v->n; i++)
-        if (v->v[i] == n) {
-            v->v[i] = v->v[--v->n];
-            return;
-        }
-}
-
-/* Undo the edge up -> up->downstream.v[i] (not terminal). */
-static void detach(vsched *s, vsched__node *up, size_t i)
-{
-    vsched__node *d = up->downstream.v[i];
-    up->downstream.v[i] = up->downstream.v[--up->downstream.n];
-    vec_remove(&d->upstream, up);
-    if (up->state != VSCHED__DONE)
-        d->deps_remaining--;
-    s->graph.edges--;
+    vsched__nodevec_free(&w->regate);
+    vsched__nodevec_free(&w->from);
 }
 
 /* End one unfinished node of the swept generation. */
@@ -75,221 +57,353 @@ static void end_node(vsched *s, vsched__node *n, int status, sweep *w,
 {
     if (n == NULL || vsched__node_terminal(n))
         return;
-    atomic_store((atomic_int *)&n->cancel, 1);
-    /* Another file's work waiting on this node is re-gated, not failed. */
-    for (size_t i = n->downstream.n; i-- > 0;) {
-        vsched__node *d = n->downstream.v[i];
-        if (!vsched__node_terminal(d) && d->file != n->file) {
-            detach(s, n, i);
-            if (vsched__nodevec_push(&w->regate, d) != VSCHED_OK ||
-                vsched__nodevec_push(&w->from, n) != VSCHED_OK)
-                abort();
+    /* Another file's work waiting on this node is detached, to be
+     * re-gated on the live node (the down references move to w). */
+    vsched__nodevec down = n->down;
+    s->graph.edges_cap -= down.cap;
+    n->down = (vsched__nodevec){0};
+    for (uint32_t i = 0; i < down.n; i++) {
+        vsched__node *d = down.v[i];
+        if (vsched__node_terminal(d) || w == NULL) {
+            if (!vsched__node_terminal(d)) {
+                d->xdeps--;
+                d->deps_remaining--;
+                s->graph.edges--;
+            }
+            vsched__node_unref(s, d);
+            continue;
         }
+        d->xdeps--;
+        d->deps_remaining--;
+        s->graph.edges--;
+        vsched__node_ref(n);
+        if (vsched__nodevec_push(&w->regate, d) != VSCHED_OK ||
+            vsched__nodevec_push(&w->from, n) != VSCHED_OK)
+            abort();
     }
-    if (n->pending_task != NULL) {
-        vsched__task_free(n->pending_task);
-        n->pending_task = NULL;
-    }
+    vsched__nodevec_free(&down);
     char *msg = NULL;
     if (asprintf(&msg, "%s: %s (generation %llu)", n->file->name,
                  status == VSCHED_ESUPERSEDED ? "superseded by newer content"
                                               : "removed",
                  (unsigned long long)n->generation) < 0)
         msg = NULL;
-    n->fail_stage = (int)vsched__stage_of(n);
-    vsched__node_finish(&s->graph, n, VSCHED__CANCELLED, status, msg, NULL,
-                        vsched__now_ns());
-    vsched__event_push(s, n);
-    for (size_t i = 0; i < n->n_waiters; i++) {
-        vsched_handle *h = n->waiters[i];
+    /* The waiters first: followers are re-admitted, not answered. */
+    vsched_handle *h = n->waiters, *keep = NULL;
+    n->waiters = NULL;
+    while (h != NULL) {
+        vsched_handle *next = h->next;
         if (status == VSCHED_ESUPERSEDED &&
-            (h->req.flags & VSCHED_REQ_FOLLOW_LATEST))
-            readmit_push(w, h);
-        else
-            vsched__handle_finish(s, h, n, p);
+            (h->flags & VSCHED_REQ_FOLLOW_LATEST)) {
+            s->waiters--;
+            vsched__readmit_push(s, h);
+        } else {
+            h->next = keep;
+            keep = h;
+        }
+        h = next;
     }
-    s->waiters -= n->n_waiters;
-    n->n_waiters = 0;
+    n->waiters = keep;
+    vsched__node_fail(s, n, status, msg, NULL, NULL, 0, -1, p);
 }
 
 /* End every unfinished stage node of f's current generation and forget
- * them, so the next demand admits fresh nodes. */
-static void sweep_file(vsched *s, vsched__file *f, int status, sweep *w,
-                       vsched__pass *p)
+ * them (the next demand admits fresh nodes); drop its facts. Returns 1
+ * when its Analysis had finished DONE (what depends on it folded it). */
+static int sweep_file(vsched *s, vsched__file *f, int status, sweep *w,
+                      vsched__pass *p)
 {
     /* Downstream first, so a node is never failed by its own upstream. */
-    for (size_t i = 0; i < f->n_artifacts; i++) {
-        end_node(s, f->artifacts[i].node, status, w, p);
-        f->artifacts[i].node = NULL;
+    for (uint32_t i = 0; i < f->n_slots; i++) {
+        vsched__node *n = f->slots[i].node;
+        f->slots[i].node = NULL;
+        if (n != NULL) {
+            end_node(s, n, status, w, p);
+            vsched__node_retire(s, n);
+        }
     }
-    end_node(s, f->analysis, status, w, p);
-    end_node(s, f->source, status, w, p);
+    int done = f->analysis != NULL && f->analysis->state == VSCHED__DONE;
+    vsched__node *a = f->analysis, *src = f->source;
     f->analysis = NULL;
     f->source = NULL;
-    vsched__file_clear_source(f);
+    if (a != NULL) {
+        end_node(s, a, status, w, p);
+        vsched__node_retire(s, a);
+    }
+    if (src != NULL) {
+        end_node(s, src, status, w, p);
+        vsched__node_retire(s, src);
+    }
+    vsched__file_clear_source(s, f);
+    f->analysis_hash = 0;
+    return done;
 }
 
-/* Re-admit the followers (after re-gating, see callers). */
-static void sweep_finish(vsched *s, sweep *w, vsched__pass *p)
-{
-    for (size_t i = 0; i < w->n_readmit; i++)
-        vsched__admit(s, w->readmit[i], p);
-    free(w->readmit);
-    vsched__nodevec_free(&w->regate);
-    vsched__nodevec_free(&w->from);
-}
-
-/* A job's record of the edge old -> d: take its gate and drop the entry
- * (the edge itself was detached). */
-static vsched_gate take_job_gate(vsched__node *d, const vsched__node *old)
+/* A job's record of the edge old -> d: point it at `up`, returning its
+ * gate. */
+static vsched_gate retarget_job_dep(vsched *s, vsched__node *d,
+                                    vsched__node *old, vsched__node *up)
 {
     vsched__job *j = d->job;
     for (size_t i = 0; i < j->n_deps; i++)
         if (j->deps[i].up == old) {
             vsched_gate g = j->deps[i].gate;
             j->deps[i] = j->deps[--j->n_deps];
+            vsched__node_unref(s, old);
+            (void)up;
             return g;
         }
     return VSCHED_GATE_AFTER_SUCCESS;
 }
 
-/* Re-gate each swept dependent d on the current node object of `name`, at
- * the same stage it waited on: Analysis for another file's Analysis,
- * Artifact(profile) for a job on that artifact -- with the job's gate. */
-static void regate_on(vsched *s, const char *name, sweep *w, vsched__pass *p)
+/* Re-gate each swept dependent on the live object of `name`, at the stage
+ * it waited on: Analysis for another file's Analysis, Artifact(profile)
+ * for a job -- with the job's gate. */
+static void regate(vsched *s, vsched__file *f, sweep *w, vsched__pass *p)
 {
-    for (size_t i = 0; i < w->regate.n; i++) {
+    /* Only when something waits: a removal creates no successor then. */
+    vsched__file *live = w->regate.n > 0 ? vsched__live(s, f) : NULL;
+    for (uint32_t i = 0; i < w->regate.n; i++) {
         vsched__node *d = w->regate.v[i];
         vsched__node *old = w->from.v[i];
         if (vsched__node_terminal(d))
             continue;
-        int created;
-        vsched__file *f = vsched__files_ensure(&s->files, name, &created);
-        if (f == NULL)
-            abort();
-        vsched__node *up =
-            old->kind == VSCHED__K_ARTIFACT
-                ? vsched__ensure_artifact(s, f, old->profile, d->priority, p)
-            : old->kind == VSCHED__K_SOURCE
-                ? vsched__ensure_source(s, f, d->priority)
-                : vsched__ensure_analysis(s, f, d->priority, p);
-        if (d->kind == VSCHED__K_JOB) {
-            vsched__job_link(s, up, d, take_job_gate(d, old), p);
-        } else {
-            /* d's file lists the old object as a blocker: point it at the
-             * object its gate now waits on, so its hash is the live one. */
-            vsched__file *df = d->file;
-            for (size_t k = 0; df != NULL && k < df->n_blockers; k++)
-                if (df->blockers[k] == old->file)
-                    df->blockers[k] = f;
-            vsched__link(s, up, d, p);
+        if (d->job != NULL) {
+            vsched__node *up =
+                old->kind == VSCHED__K_ARTIFACT
+                    ? vsched__ensure_artifact(s, live, old->profile,
+                                              d->priority, p)
+                    : vsched__ensure_analysis(s, live, d->priority, p);
+            vsched_gate g = retarget_job_dep(s, d, old, up);
+            vsched__job_link(s, up, d, g, p);
+            continue;
         }
-        vsched__graph_make_ready_if_free(&s->graph, d);
+        vsched__node *up = vsched__ensure_analysis(s, live, d->priority, p);
+        char *cycle = vsched__cycle_through(s, up, d);
+        if (cycle != NULL) {
+            vsched__node_fail(s, d, VSCHED_ECYCLE, cycle, strdup(live->name),
+                              NULL, 0, -1, p);
+            continue;
+        }
+        if (vsched__wait_on(s, up, d, 1, p) == 0)
+            vsched__make_ready_if_free(s, d);
     }
-    w->regate.n = 0;
-    w->from.n = 0;
+    sweep_free(s, w);
 }
+
+/* ---- what was derived from old content ------------------------------------------ */
+
+/* d, an Analysis released (or about to be) on b's old Analysis, waits
+ * for b's live one. */
+static void regate_on_blocker(vsched *s, vsched__node *d, vsched__file *b,
+                              vsched__pass *p)
+{
+    vsched__unready(&s->graph, d);
+    vsched__node *up = vsched__ensure_analysis(s, vsched__live(s, b),
+                                               d->priority, p);
+    char *cycle = vsched__cycle_through(s, up, d);
+    if (cycle != NULL) {
+        vsched__node_fail(s, d, VSCHED_ECYCLE, cycle, strdup(b->name), NULL,
+                          0, -1, p);
+        return;
+    }
+    if (vsched__wait_on(s, up, d, 1, p) == 0)
+        vsched__make_ready_if_free(s, d);
+}
+
+/* Forget f's finished Analysis and Artifacts (they folded stale input);
+ * Artifacts released on it wait for a new Analysis. */
+static void forget_derived(vsched *s, vsched__file *f, vsched__pass *p)
+{
+    vsched__node *a = f->analysis;
+    f->analysis = NULL;
+    f->analysis_hash = 0;
+    vsched__node_retire(s, a);
+    vsched__node *na = NULL;
+    for (uint32_t i = 0; i < f->n_slots; i++) {
+        vsched__node *x = f->slots[i].node;
+        if (x == NULL)
+            continue;
+        if (vsched__node_terminal(x)) {
+            f->slots[i].node = NULL;
+            vsched__node_retire(s, x);
+        } else if (x->state == VSCHED__READY) {
+            vsched__unready(&s->graph, x);
+            if (na == NULL)
+                na = vsched__ensure_analysis(s, f, x->priority, p);
+            if (vsched__wait_on(s, na, x, 0, p) == 0)
+                vsched__make_ready_if_free(s, x);
+        }
+        /* A running Artifact is refused when it returns (its input is
+         * no longer the file's Analysis) and waits for the new one. */
+    }
+}
+
+void vsched__invalidate_dependents(vsched *s, vsched__file *f, int f_done,
+                                   vsched__pass *p)
+{
+    typedef struct item {
+        vsched__file *file; /* a reference */
+        int done;
+    } item;
+    item *work = NULL;
+    size_t n = 0, cap = 0;
+#define PUSH(F, D)                                                            \
+    do {                                                                      \
+        if (n == cap) {                                                       \
+            cap = cap ? cap * 2 : 16;                                         \
+            item *v = realloc(work, cap * sizeof *v);                         \
+            if (v == NULL)                                                    \
+                abort();                                                      \
+            work = v;                                                         \
+        }                                                                     \
+        work[n++] = (item){vsched__file_ref(F), (D)};                         \
+    } while (0)
+    PUSH(f, f_done);
+    while (n > 0) {
+        item it = work[--n];
+        const vsched__filevec *deps = vsched__dependents_of(s, it.file);
+        /* A copy: forgetting may change the index (new blockers). */
+        size_t nd = deps != NULL ? deps->n : 0;
+        vsched__file **dv = nd > 0 ? malloc(nd * sizeof *dv) : NULL;
+        for (size_t i = 0; i < nd; i++)
+            dv[i] = vsched__file_ref(deps->v[i]);
+        for (size_t i = 0; i < nd; i++) {
+            vsched__file *d = dv[i];
+            vsched__node *a = d->analysis;
+            if (d->retired || a == NULL) {
+                /* nothing derived here */
+            } else if (vsched__node_terminal(a)) {
+                /* Folded the old value (or failed on it): forget it. */
+                forget_derived(s, d, p);
+                PUSH(d, 1);
+            } else if (a->state != VSCHED__RUNNING && it.done) {
+                /* Released on (or past) the old Analysis: wait again. */
+                regate_on_blocker(s, a, it.file, p);
+            }
+            /* Pending on the old node: re-gated by the sweep. Running:
+             * refused when it returns. */
+            vsched__file_unref(s, d);
+        }
+        free(dv);
+        vsched__file_unref(s, it.file);
+    }
+#undef PUSH
+    free(work);
+}
+
+/* ---- generations ------------------------------------------------------------------ */
 
 int vsched__advance_generation(vsched *s, vsched__file *f, vsched__pass *p)
 {
     if (f->generation == UINT64_MAX)
         return VSCHED_EEXHAUSTED; /* never wrap to a published generation */
-    sweep w = {0};
+    sweep w = {{0}, {0}};
     vsched__root_begin(s->root);
     f->generation++;
     vsched__root_put(s->root, f->name, VSCHED_SOURCE_PENDING, f->incarnation,
                      f->generation, 0);
+    int done = sweep_file(s, f, VSCHED_ESUPERSEDED, &w, p);
+    vsched__invalidate_dependents(s, f, done, p);
+    regate(s, f, &w, p);
     vsched__root_end(s->root);
-    sweep_file(s, f, VSCHED_ESUPERSEDED, &w, p);
-    regate_on(s, f->name, &w, p);
-    sweep_finish(s, &w, p);
     return VSCHED_OK;
 }
 
-/* ---- retirement and the graveyard ---------------------------------------- */
+/* ---- retirement -------------------------------------------------------------------- */
 
-static void files_push(vsched__file ***v, size_t *n, size_t *cap,
-                       vsched__file *f)
-{
-    if (*n == *cap) {
-        size_t c = *cap ? *cap * 2 : 16;
-        vsched__file **nv = realloc(*v, c * sizeof *nv);
-        if (nv == NULL)
-            abort();
-        *v = nv;
-        *cap = c;
-    }
-    (*v)[(*n)++] = f;
-}
-
-/* Free retired objects once no task of an earlier epoch is out. */
-static void grave_collect(vsched *s)
-{
-    if (s->grave_inflight != 0)
-        return;
-    for (size_t i = 0; i < s->grave_graph.all.n; i++) {
-        vsched__node *n = s->grave_graph.all.v[i];
-        vsched__task_free(n->pending_task);
-        n->pending_task = NULL;
-    }
-    vsched__graph_fini(&s->grave_graph);
-    vsched__graph_init(&s->grave_graph);
-    for (size_t i = 0; i < s->n_grave_files; i++)
-        vsched__file_free(s->grave_files[i]);
-    s->n_grave_files = 0;
-}
-
-void vsched__grave_task_returned(vsched *s)
-{
-    s->grave_inflight--;
-    grave_collect(s);
-}
-
-/* Retired objects stay alive while nodes of the current graph point at
- * them; a reset moves them to the graveyard with the graph. */
-static void retire_file(vsched *s, vsched__file *f, sweep *w, vsched__pass *p)
+static void retire_file(vsched *s, vsched__file *f)
 {
     f->retired = 1;
-    sweep_file(s, f, VSCHED_ESHUTDOWN, w, p);
-    vsched__files_remove(&s->files, f);
-    files_push(&s->retired_files, &s->n_retired, &s->cap_retired, f);
+    atomic_fetch_add(&s->n_retired_files, 1);
 }
 
 vsched__file *vsched__rehome(vsched *s, vsched__file *f, const char *kind,
-                             vsched__pass *p)
+                             uint64_t class_seq, vsched__pass *p)
 {
-    sweep w = {0};
-    char *name = strdup(f->name);
-    if (name == NULL)
-        return NULL;
-    /* The old object's waiters are superseded (followers re-admitted on
-     * the successor), its work retired; the successor keeps the upserted
-     * content, so a queued update still reaches it. */
-    vsched__root_begin(s->root);
-    f->retired = 1;
-    sweep_file(s, f, VSCHED_ESUPERSEDED, &w, p);
-    vsched__files_remove(&s->files, f);
-    files_push(&s->retired_files, &s->n_retired, &s->cap_retired, f);
-    int created;
-    vsched__file *nf = vsched__files_ensure(&s->files, name, &created);
+    size_t len = strlen(f->name);
+    vsched__file *nf = vsched__file_new(f->name, len, f->hash, f->lifetime);
     if (nf == NULL)
-        abort(); /* the table just lost an entry: cannot be full */
+        abort(); /* admission cannot be half done */
+    nf->kind = kind;
+    nf->class_seq = class_seq;
+    /* The successor keeps upserted content: a queued update still
+     * reaches it. */
     nf->content = f->content;
     nf->content_len = f->content_len;
     nf->has_content = f->has_content;
     f->content = NULL;
     f->has_content = 0;
-    snprintf(nf->kind, sizeof nf->kind, "%s", kind);
-    vsched__root_put(s->root, name, VSCHED_SOURCE_PENDING, nf->incarnation,
-                     nf->generation, 0);
+    sweep w = {{0}, {0}};
+    vsched__root_begin(s->root);
+    retire_file(s, f);
+    f->successor = vsched__file_ref(nf);
+    int done = sweep_file(s, f, VSCHED_ESUPERSEDED, &w, p);
+    vsched__files_replace(&s->files, f, nf); /* nf's reference: the table's */
+    vsched__root_put(s->root, nf->name, VSCHED_SOURCE_PENDING,
+                     nf->incarnation, nf->generation, 0);
+    vsched__invalidate_dependents(s, f, done, p);
+    regate(s, nf, &w, p);
     vsched__root_end(s->root);
-    regate_on(s, name, &w, p);
-    sweep_finish(s, &w, p);
-    free(name);
+    vsched__file_unref(s, f); /* the table's reference */
     return nf;
 }
 
-/* ---- public ---------------------------------------------------------------- */
+static void remove_file(vsched *s, vsched__file *f, sweep *w, vsched__pass *p)
+{
+    vsched__root_put(s->root, f->name, VSCHED_SOURCE_ABSENT, f->incarnation,
+                     f->generation, 0);
+    retire_file(s, f);
+    int done = sweep_file(s, f, VSCHED_ESHUTDOWN, w, p);
+    vsched__files_remove(&s->files, f);
+    vsched__invalidate_dependents(s, f, done, p);
+}
+
+/* End every job not yet terminal (reset, teardown). */
+static void end_jobs(vsched *s, int status, const char *reason,
+                     vsched__pass *p)
+{
+    while (s->dag.active != NULL) {
+        vsched__node *n = s->dag.active;
+        vsched__node_fail(s, n, status, strdup(reason), NULL, NULL, 0, -1, p);
+    }
+}
+
+void vsched__retire_all(vsched *s, int status, const char *reason,
+                        vsched__pass *p)
+{
+    vsched__root_begin(s->root); /* ONE epoch for every removed member */
+    while (s->files.n > 0) {
+        vsched__file *f = NULL;
+        for (size_t i = 0; i < s->files.cap && f == NULL; i++)
+            f = s->files.slots[i];
+        vsched__file_ref(f);
+        vsched__root_put(s->root, f->name, VSCHED_SOURCE_ABSENT,
+                         f->incarnation, f->generation, 0);
+        retire_file(s, f);
+        sweep_file(s, f, VSCHED_ESHUTDOWN, NULL, p);
+        vsched__files_remove(&s->files, f);
+        vsched__file_unref(s, f); /* the table's */
+        vsched__file_unref(s, f);
+    }
+    end_jobs(s, status, reason, p);
+    /* Nothing survives to be re-admitted. */
+    while (s->readmit != NULL) {
+        vsched_handle *h = s->readmit;
+        s->readmit = h->next;
+        h->next = NULL;
+        vsched__handle_refuse(s, h, status, reason, p);
+    }
+    s->readmit_tail = NULL;
+    vsched__ready_clear(s);
+    vsched__job_history_clear(s);
+    vsched__dependents_fini(&s->dependents);
+    s->epoch++;
+    vsched__root_end(s->root);
+    p->wake_dag = 1;
+}
+
+/* ---- public ------------------------------------------------------------------------ */
 
 typedef int (*file_op)(vsched *s, vsched__file *f, vsched__pass *p);
 
@@ -298,13 +412,12 @@ static int with_file(vsched *s, const char *name, file_op op)
     if (s == NULL || name == NULL)
         return VSCHED_EINVAL;
     vsched__pass p = {0};
-    pthread_mutex_lock(&s->lock);
+    vsched__lock(s);
     vsched__file *f = vsched__files_find(&s->files, name);
     int rc = f == NULL ? VSCHED_ENOENT : op(s, f, &p);
-    vsched__dispatch(s);
-    pthread_mutex_unlock(&s->lock);
-    vsched__pass_run(s, &p);
-    vsched__pass_free(&p);
+    vsched__readmit_drain(s, &p);
+    vsched__kick(s);
+    vsched__unlock_run(s, &p);
     return rc;
 }
 
@@ -327,19 +440,13 @@ static int op_close(vsched *s, vsched__file *f, vsched__pass *p)
 
 static int op_remove(vsched *s, vsched__file *f, vsched__pass *p)
 {
-    sweep w = {0};
-    char *name = strdup(f->name);
-    if (name == NULL)
-        return VSCHED_ENOMEM;
+    sweep w = {{0}, {0}};
     vsched__root_begin(s->root);
-    vsched__root_put(s->root, f->name, VSCHED_SOURCE_ABSENT, f->incarnation,
-                     f->generation, 0);
-    retire_file(s, f, &w, p);
-    vsched__root_end(s->root);
+    remove_file(s, f, &w, p);
     /* Dependents gate on a successor object, loaded afresh. */
-    regate_on(s, name, &w, p);
-    sweep_finish(s, &w, p);
-    free(name);
+    regate(s, f, &w, p);
+    vsched__root_end(s->root);
+    vsched__file_unref(s, f); /* the table's reference */
     return VSCHED_OK;
 }
 
@@ -363,56 +470,18 @@ void vsched_reset(vsched *s)
     if (s == NULL)
         return;
     vsched__pass p = {0};
-    sweep w = {0};
-    pthread_mutex_lock(&s->lock);
-    vsched__root_begin(s->root); /* ONE epoch for every removed member */
-    while (s->files.n > 0) {
-        vsched__file *f = NULL;
-        for (size_t i = 0; i < s->files.cap && f == NULL; i++)
-            f = s->files.slots[i];
-        vsched__root_put(s->root, f->name, VSCHED_SOURCE_ABSENT,
-                         f->incarnation, f->generation, 0);
-        retire_file(s, f, &w, &p);
-    }
-    vsched__root_end(s->root);
-    /* Nothing survives a reset to be re-gated or re-admitted. */
-    w.regate.n = 0;
-    w.from.n = 0;
-    for (size_t i = 0; i < w.n_readmit; i++)
-        vsched__handle_refuse(w.readmit[i], VSCHED_ESHUTDOWN,
-                              "scheduler reset", &p);
-    w.n_readmit = 0;
-    sweep_finish(s, &w, &p);
-    /* The whole graph goes to the graveyard with the files. */
-    for (size_t i = 0; i < s->graph.all.n; i++)
-        if (vsched__nodevec_push(&s->grave_graph.all, s->graph.all.v[i]) !=
-            VSCHED_OK)
-            abort();
-    s->graph.all.n = 0;
-    for (size_t i = 0; i < s->n_retired; i++)
-        files_push(&s->grave_files, &s->n_grave_files, &s->cap_grave_files,
-                   s->retired_files[i]);
-    s->n_retired = 0;
-    vsched__graph_fini(&s->graph);
-    vsched__graph_init(&s->graph);
-    vsched__files_fini(&s->files);
-    vsched__files_init(&s->files);
-    s->grave_inflight += s->inflight;
-    s->inflight = 0;
-    s->epoch++;
-    grave_collect(s);
-    pthread_mutex_unlock(&s->lock);
-    vsched__pass_run(s, &p);
-    vsched__pass_free(&p);
+    vsched__lock(s);
+    vsched__retire_all(s, VSCHED_ESHUTDOWN, "scheduler reset", &p);
+    vsched__unlock_run(s, &p);
 }
 
 int vsched__test_set_generation(vsched *s, const char *name,
                                 uint64_t generation)
 {
-    pthread_mutex_lock(&s->lock);
+    vsched__lock(s);
     vsched__file *f = vsched__files_find(&s->files, name);
     if (f != NULL)
         f->generation = generation;
-    pthread_mutex_unlock(&s->lock);
+    vsched__unlock(s, NULL);
     return f != NULL ? VSCHED_OK : VSCHED_ENOENT;
 }

@@ -6,8 +6,9 @@
  * reference plus one per node carrying it; a node drops its reference when
  * it is freed). A semaphore is a handle, never a pre-acquired permit:
  * resource.c takes a permit per node when it starts and gives it back when
- * it ends. A token's flag is an atomic latch; cancelling also walks the
- * graph under the scheduler lock (gate.c: vsched__job_cancel_tree).
+ * it settles (terminal, its task returned). A token's flag is an atomic
+ * latch; cancelling also walks the active jobs under the scheduler lock
+ * (gate.c: vsched__job_cancel_tree).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +25,6 @@ int vsched_sem_create(vsched *s, unsigned capacity, vsched_sem **out)
     sem->s = s;
     sem->capacity = capacity;
     atomic_init(&sem->refs, 1);
-    pthread_mutex_lock(&s->lock);
-    sem->epoch = s->epoch;
-    pthread_mutex_unlock(&s->lock);
     *out = sem;
     return VSCHED_OK;
 }
@@ -41,9 +39,9 @@ unsigned vsched_sem_in_use(vsched_sem *sem)
 {
     if (sem == NULL)
         return 0;
-    pthread_mutex_lock(&sem->s->lock);
-    unsigned n = sem->epoch == sem->s->epoch ? sem->in_use : 0;
-    pthread_mutex_unlock(&sem->s->lock);
+    vsched__lock(sem->s);
+    unsigned n = sem->in_use;
+    vsched__unlock(sem->s, NULL);
     return n;
 }
 
@@ -80,21 +78,26 @@ void vsched_token_cancel(vsched_token *tok, const char *reason)
         return;
     vsched *s = tok->s;
     vsched__pass p = {0};
-    pthread_mutex_lock(&s->lock);
-    vsched__dag_sync(s);
+    vsched__lock(s);
     if (tok->reason == NULL)
         tok->reason = strdup(reason != NULL ? reason : "cancelled");
     atomic_store(&tok->cancelled, 1);
     const char *why = tok->reason != NULL ? tok->reason : "cancelled";
-    /* Cancelling inserts no node: g->all is stable during the walk. */
-    for (size_t i = 0; i < s->graph.all.n; i++) {
-        vsched__node *n = s->graph.all.v[i];
-        if (n->job != NULL && n->job->token == tok &&
-            !vsched__node_terminal(n))
-            vsched__job_cancel_tree(s, n, why, &p);
+    /* The active jobs carrying it (cancelling may end others: collect
+     * first). */
+    vsched__nodevec v = {0};
+    for (vsched__node *n = s->dag.active; n != NULL; n = n->job->next)
+        if (n->job->token == tok) {
+            vsched__node_ref(n);
+            if (vsched__nodevec_push(&v, n) != VSCHED_OK)
+                abort();
+        }
+    for (uint32_t i = 0; i < v.n; i++) {
+        if (!vsched__node_terminal(v.v[i]))
+            vsched__job_cancel_tree(s, v.v[i], why, &p);
+        vsched__node_unref(s, v.v[i]);
     }
-    vsched__dispatch(s); /* what the cancellations released */
-    pthread_mutex_unlock(&s->lock);
-    vsched__pass_run(s, &p);
-    vsched__pass_free(&p);
+    vsched__nodevec_free(&v);
+    vsched__kick(s); /* what the cancellations released */
+    vsched__unlock_run(s, &p);
 }
