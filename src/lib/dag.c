@@ -479,6 +479,7 @@ int vsched_submit_dag(vsched *s, const vsched_dag *dag, uint64_t *ids,
     if ((rc = prepare(s, dag, &pr)) != VSCHED_OK)
         return rc;
     vsched__pass p = {0};
+    atomic_fetch_add(&s->inside, 1);
     vsched__lock(s);
     size_t fresh = 0;
     int room = 0;
@@ -502,8 +503,6 @@ int vsched_submit_dag(vsched *s, const vsched_dag *dag, uint64_t *ids,
         s->node_waiters++;
         pthread_cond_wait(&s->dag.changed, &s->lock);
         s->node_waiters--;
-        if (atomic_load(&s->stopping))
-            pthread_cond_broadcast(&s->quiet);
     }
     if (rc == VSCHED_OK && room) {
         insert(s, dag, pr, ids, &p);
@@ -512,6 +511,7 @@ int vsched_submit_dag(vsched *s, const vsched_dag *dag, uint64_t *ids,
         vsched__kick(s);
     }
     vsched__unlock_run(s, &p);
+    atomic_fetch_sub(&s->inside, 1);
     preps_free(pr, dag->n_nodes);
     return rc;
 }

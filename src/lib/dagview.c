@@ -108,6 +108,7 @@ int vsched_node_wait(vsched *s, uint64_t id, vsched_node_info *out)
     if (s == NULL || out == NULL)
         return VSCHED_EINVAL;
     memset(out, 0, sizeof *out);
+    atomic_fetch_add(&s->inside, 1);
     vsched__lock(s);
     vsched__node *n;
     int rc = VSCHED_OK;
@@ -124,9 +125,8 @@ int vsched_node_wait(vsched *s, uint64_t id, vsched_node_info *out)
     else
         fill(out, n);
     s->node_waiters--;
-    if (atomic_load(&s->stopping))
-        pthread_cond_broadcast(&s->quiet);
     vsched__unlock(s, NULL);
+    atomic_fetch_sub(&s->inside, 1); /* the last touch of s */
     return rc;
 }
 

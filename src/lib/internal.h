@@ -23,9 +23,8 @@
  *   1. vsched.lock           the scheduler lock: the graph, files, facts
  *                            index, handles' results before they are done,
  *                            the job graph's state (dag.h), the artifact
- *                            store, the runner counts; vsched.quiet and
- *                            vsched.dag.changed are condition variables on
- *                            it, not locks
+ *                            store, the runner counts; vsched.dag.changed
+ *                            is a condition variable on it, not a lock
  *   2. root.lock             the MVCC history (root.c); taken inside 1 by
  *                            publishers, alone by capture/lookup
  *   3. vsched.serial_*       serialise calls into a non-thread-safe plugin
@@ -204,11 +203,14 @@ struct vsched {
     unsigned runner_limit[2];  /* at most this many (the pools' threads) */
     vsched__runner_arg runner_args[2];
     atomic_int repump;         /* a pool refused work: the driver retries */
-    unsigned pumpers;          /* threads in vsched__pump_until */
     unsigned node_waiters;     /* threads waiting on dag.changed
                                   (vsched_node_wait, blocked submitters) */
-    pthread_cond_t quiet;      /* on lock: runners, pumpers, node waiters
-                                  gone (teardown waits for it) */
+    /* Threads that may still touch this scheduler without being its
+     * callers: runners submitted to a pool (from kick until their last
+     * instruction), pumping workers, node waiters, blocked submitters.
+     * Each one's LAST action is the decrement, so teardown frees nothing
+     * until it reads zero. */
+    atomic_int inside;
     atomic_size_t n_retired_files; /* retired objects not yet freed */
 
     vsched__inbox inbox;       /* own lock, rank 4 */

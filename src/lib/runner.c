@@ -49,8 +49,10 @@ void vsched__kick(vsched *s)
         size_t ready = vsched__ready_count(&s->graph, q);
         while (s->runners[q] < s->runner_limit[q] &&
                s->runners[q] - s->busy[q] < ready) {
+            atomic_fetch_add(&s->inside, 1);
             if (vsched_pool_try_submit(pool_of(s, q), runner_main,
                                        &s->runner_args[q]) != VSCHED_OK) {
+                atomic_fetch_sub(&s->inside, 1);
                 /* FULL (or stopping): a re-pump after a deadline. */
                 vsched__driver_repump(s);
                 break;
@@ -105,13 +107,6 @@ static int pass_empty(const vsched__pass *p)
            p->dead == NULL && !p->wake_dag;
 }
 
-/* Teardown waits until no runner or pump is left. */
-static void quiet_check(vsched *s)
-{
-    if (atomic_load(&s->stopping))
-        pthread_cond_broadcast(&s->quiet);
-}
-
 static void runner_main(void *arg)
 {
     vsched__runner_arg *ra = arg;
@@ -132,7 +127,6 @@ static void runner_main(void *arg)
         if (t == NULL) {
             s->runners[q]--;
             vsched__kick(s); /* a successor, if the budget ran out */
-            quiet_check(s);
             break;
         }
         s->busy[q]++;
@@ -146,13 +140,14 @@ static void runner_main(void *arg)
         s->busy[q]--;
     }
     vsched__unlock_run(s, &p);
+    atomic_fetch_sub(&s->inside, 1); /* the last touch of s */
 }
 
 void vsched__pump_until(vsched *s, const void *addr, const atomic_int *flag)
 {
     vsched__pass p = {0};
+    atomic_fetch_add(&s->inside, 1);
     vsched__lock(s);
-    s->pumpers++;
     while (!atomic_load(flag) && !atomic_load(&s->stopping)) {
         vsched__task *t = take_ready(s, VSCHED__Q_CPU, &p);
         vsched__kick(s);
@@ -170,7 +165,6 @@ void vsched__pump_until(vsched *s, const void *addr, const atomic_int *flag)
             vsched__park_until_ms(addr, flag, 1);
         vsched__lock(s);
     }
-    s->pumpers--;
-    quiet_check(s);
     vsched__unlock_run(s, &p);
+    atomic_fetch_sub(&s->inside, 1); /* the last touch of s */
 }

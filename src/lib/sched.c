@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -112,7 +113,6 @@ int vsched_create(vsched **out, const vsched_options *opts)
     pthread_mutex_init(&s->serial_loader, NULL);
     pthread_mutex_init(&s->serial_executor, NULL);
     pthread_mutex_init(&s->observer_lock, NULL);
-    pthread_cond_init(&s->quiet, NULL);
     vsched__graph_init(&s->graph);
     vsched__files_init(&s->files);
     vsched__dag_init(s);
@@ -173,9 +173,15 @@ void vsched_destroy(vsched *s)
      * runners finish the task they run (its completion is refused) and
      * exit; pumping workers stop pumping. */
     pthread_cond_broadcast(&s->dag.changed);
-    while (s->runners[0] + s->runners[1] + s->pumpers + s->node_waiters > 0)
-        pthread_cond_wait(&s->quiet, &s->lock);
     vsched__unlock_run(s, &p);
+    while (atomic_load(&s->inside) > 0) {
+        /* Each one's last action is its decrement: poll, then free. */
+        vsched__lock(s);
+        pthread_cond_broadcast(&s->dag.changed);
+        vsched__unlock(s, NULL);
+        struct timespec ms = {0, 500000};
+        nanosleep(&ms, NULL);
+    }
     drain_inbox(s);
 
     /* Nothing runs any more: free what is left. */
@@ -196,7 +202,6 @@ void vsched_destroy(vsched *s)
     free(s->strings.v);
     vsched__root_dir_release(s->root);
     vsched__inbox_fini(&s->inbox);
-    pthread_cond_destroy(&s->quiet);
     pthread_mutex_destroy(&s->observer_lock);
     pthread_mutex_destroy(&s->serial_executor);
     pthread_mutex_destroy(&s->serial_loader);
