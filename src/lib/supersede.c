@@ -373,19 +373,22 @@ void vsched__retire_all(vsched *s, int status, const char *reason,
                         vsched__pass *p)
 {
     vsched__root_begin(s->root); /* ONE epoch for every removed member */
-    while (s->files.n > 0) {
-        vsched__file *f = NULL;
-        for (size_t i = 0; i < s->files.cap && f == NULL; i++)
-            f = s->files.slots[i];
-        vsched__file_ref(f);
+    /* The table is taken whole: every member is retired, then freed. */
+    vsched__files table = s->files;
+    vsched__files_init(&s->files);
+    for (size_t i = 0; i < table.cap; i++) {
+        vsched__file *f = table.slots[i];
+        if (f == NULL)
+            continue;
         vsched__root_put(s->root, f->name, VSCHED_SOURCE_ABSENT,
                          f->incarnation, f->generation, 0);
         retire_file(s, f);
         sweep_file(s, f, VSCHED_ESHUTDOWN, NULL, p);
-        vsched__files_remove(&s->files, f);
-        vsched__file_unref(s, f); /* the table's */
-        vsched__file_unref(s, f);
     }
+    for (size_t i = 0; i < table.cap; i++)
+        if (table.slots[i] != NULL)
+            vsched__file_unref(s, table.slots[i]); /* the table's */
+    free(table.slots);
     end_jobs(s, status, reason, p);
     /* Nothing survives to be re-admitted. */
     while (s->readmit != NULL) {
