@@ -44,21 +44,39 @@ void vsched__driver_repump(vsched *s)
         vsched__inbox_nudge(&s->inbox);
 }
 
+/* Admit items (lock held). */
+static void admit_items(vsched *s, vsched__item *items, size_t n,
+                        vsched__pass *p)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (items[i].kind == VSCHED__ITEM_BATCH) {
+            vsched_batch *b = items[i].ptr;
+            vsched__admit_batch(s, b, p);
+        } else {
+            vsched__admit(s, items[i].ptr, p);
+            vsched__readmit_drain(s, p);
+        }
+    }
+}
+
 static void process_items(vsched *s, vsched__item *items, size_t n)
 {
     vsched__pass p = {0};
     vsched__lock(s);
-    for (size_t i = 0; i < n; i++) {
-        if (items[i].kind == VSCHED__ITEM_BATCH) {
-            vsched_batch *b = items[i].ptr;
-            vsched__admit_batch(s, b, &p);
-        } else {
-            vsched__admit(s, items[i].ptr, &p);
-            vsched__readmit_drain(s, &p);
-        }
-    }
+    admit_items(s, items, n, &p);
     vsched__kick(s);
     vsched__unlock_run(s, &p);
+}
+
+void vsched__inbox_absorb(vsched *s, vsched__pass *p)
+{
+    vsched__item items[DRIVER_BATCH];
+    size_t n;
+    /* After teardown began, the inbox is only drained to answer
+     * SHUTDOWN (vsched_destroy). */
+    while (!atomic_load(&s->stopping) && vsched__inbox_hint(&s->inbox) > 0 &&
+           (n = vsched__inbox_drain(&s->inbox, items, DRIVER_BATCH)) > 0)
+        admit_items(s, items, n, p);
 }
 
 static void repump(vsched *s)

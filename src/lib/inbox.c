@@ -16,6 +16,7 @@ int vsched__inbox_init(vsched__inbox *q, size_t capacity)
     q->capacity = capacity;
     q->head = q->count = q->depth_max = 0;
     q->closed = q->stop = q->nudged = 0;
+    atomic_init(&q->hint, 0);
     pthread_mutex_init(&q->lock, NULL);
     pthread_cond_init(&q->nonempty, NULL);
     pthread_cond_init(&q->nonfull, NULL);
@@ -35,6 +36,7 @@ static void append_locked(vsched__inbox *q, vsched__item item)
 {
     q->ring[(q->head + q->count) % q->capacity] = item;
     q->count++;
+    atomic_store_explicit(&q->hint, q->count, memory_order_release);
     if (q->count > q->depth_max)
         q->depth_max = q->count;
     pthread_cond_signal(&q->nonempty);
@@ -74,6 +76,7 @@ static size_t take_locked(vsched__inbox *q, vsched__item *out, size_t max)
         q->head = (q->head + 1) % q->capacity;
         q->count--;
     }
+    atomic_store_explicit(&q->hint, q->count, memory_order_relaxed);
     if (n > 0)
         pthread_cond_broadcast(&q->nonfull);
     return n;

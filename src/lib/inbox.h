@@ -1,9 +1,11 @@
 /*
  * inbox -- the scheduler's bounded submission channel.
  *
- * Every request and batch reaches the driver through the inbox; the driver
- * is its only consumer (stage completions are integrated by the runners
- * that ran them, runner.c). Producers wait for a free slot
+ * Every request and batch reaches the scheduler through the inbox. Its
+ * consumers: the driver, and every runner before it integrates a
+ * completion (runner.c) -- so a request submitted before a stage's
+ * completion is integrated is admitted before it, whoever gets there
+ * first. Producers wait for a free slot
  * (they are never the consumer, so waiting cannot park the consumer), and
  * nothing is ever dropped while the inbox is open. After close, pushes are
  * refused with VSCHED_ESHUTDOWN and the caller disposes of its item.
@@ -16,6 +18,7 @@
 #define VSCHED_LIB_INBOX_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +45,7 @@ typedef struct vsched__inbox {
     int closed;             /* pushes refused */
     int stop;               /* teardown signal for the driver */
     int nudged;             /* the driver should run a pass */
+    atomic_size_t hint;     /* `count`, readable without the lock */
 } vsched__inbox;
 
 int vsched__inbox_init(vsched__inbox *q, size_t capacity);
@@ -73,5 +77,12 @@ void vsched__inbox_stop(vsched__inbox *q);
 size_t vsched__inbox_drain(vsched__inbox *q, vsched__item *out, size_t max);
 
 size_t vsched__inbox_depth_max(vsched__inbox *q);
+
+/* Items queued, without the lock (a hint: acquire-ordered after the push
+ * that made it). */
+static inline size_t vsched__inbox_hint(vsched__inbox *q)
+{
+    return atomic_load_explicit(&q->hint, memory_order_acquire);
+}
 
 #endif

@@ -376,6 +376,9 @@ VSCHED__HIDDEN int vsched__submit_item(vsched *s, vsched__item it);
 VSCHED__HIDDEN int vsched__on_driver(const vsched *s);
 /* Ask the driver for a re-pump soon (a pool refused work). */
 VSCHED__HIDDEN void vsched__driver_repump(vsched *s);
+/* Admit what the inbox holds, on this thread (lock held): a runner does
+ * it before integrating a completion, so submission order is kept. */
+VSCHED__HIDDEN void vsched__inbox_absorb(vsched *s, vsched__pass *p);
 
 /* ---- ctx.c -------------------------------------------------------------- */
 VSCHED__HIDDEN void vsched__ctx_init(vsched_ctx *ctx, vsched__task *t);

@@ -118,6 +118,9 @@ static void runner_main(void *arg)
     vsched__lock(s);
     for (;;) {
         if (done != NULL) {
+            /* What was submitted before this completion is admitted
+             * before it is integrated. */
+            vsched__inbox_absorb(s, &p);
             vsched__complete(s, done, &p);
             done = NULL;
         }
@@ -156,6 +159,7 @@ void vsched__pump_until(vsched *s, const void *addr, const atomic_int *flag)
         if (t != NULL) {
             vsched__task_execute(t);
             vsched__lock(s);
+            vsched__inbox_absorb(s, &p);
             vsched__complete(s, t, &p);
             continue;
         }
