@@ -94,6 +94,12 @@ static const char *kind_of(const char *name)
 
 /* ---- one thread's run ------------------------------------------------------ */
 
+/* The mix of operations: 0 every operation; 1 blockers superseded while
+ * their dependents' Analysis runs (requests of Analysis and Artifact,
+ * upserts and invalidations of the low-numbered files every other file
+ * draws its blockers from; no removal, reset or cancel). */
+static int mix;
+
 typedef struct worker {
     vsched *s;
     vsched_pool *cpu;
@@ -367,6 +373,38 @@ static void *run_worker(void *arg)
         w->ops++;
         int f = (int)(next(&w->rng) % N_FILES);
         unsigned dice = (unsigned)(next(&w->rng) % 1000);
+        if (mix == 1) {
+            if (dice < 500 && n_out < MAX_OUT) {
+                vsched_request r = random_request(w, f);
+                r.stage = next(&w->rng) % 2 ? VSCHED_STAGE_ARTIFACT
+                                            : VSCHED_STAGE_ANALYSIS;
+                if (vsched_submit_request(w->s, &r, &out[n_out]) == 0)
+                    n_out++;
+                continue;
+            }
+            int b = (int)(next(&w->rng) % 12); /* a common blocker */
+            if (dice < 650 && n_out < MAX_OUT) {
+                char buf[96];
+                make_content(buf, sizeof buf, b, &w->rng);
+                vsched_request r = random_request(w, b);
+                r.flags |= VSCHED_REQ_CONTENT;
+                r.content = buf;
+                r.content_len = strlen(buf);
+                if (vsched_submit_request(w->s, &r, &out[n_out]) == 0)
+                    n_out++;
+                continue;
+            }
+            if (dice < 800) {
+                vsched_invalidate(w->s, names[b]);
+                continue;
+            }
+            if (n_out > 0) {
+                size_t k = next(&w->rng) % n_out;
+                keep(w, out[k]);
+                out[k] = out[--n_out];
+            }
+            continue;
+        }
         if (dice < 300 && n_out < MAX_OUT) {
             vsched_request r = random_request(w, f);
             if (vsched_submit_request(w->s, &r, &out[n_out]) == 0)
@@ -493,8 +531,9 @@ static unsigned long inconsistent_analyses(vsched *s)
     return bad;
 }
 
-static void churn(const char *label, sw_options *o)
+static void churn(const char *label, sw_options *o, int which)
 {
+    mix = which;
     unsigned long seed = env_or("VSCHED_CHURN_SEED", 1);
     unsigned long ms = env_or("VSCHED_CHURN_MS", 1500);
     unsigned long nth = env_or("VSCHED_CHURN_THREADS", 6);
@@ -615,32 +654,40 @@ static void churn(const char *label, sw_options *o)
     free(ws);
 }
 
-static void churn_with_tiny_inbox_and_transports(void)
+static void churn_with_a_one_slot_inbox_and_transport(void)
 {
     sw_options o = {.cpu_threads = 2, .io_threads = 1, .io_capacity = 1,
-                    .inbox_capacity = 2, .ready_capacity = 4};
-    churn("inbox 2, I/O transport 1, ready capacity 4", &o);
+                    .inbox_capacity = 1, .ready_capacity = 4};
+    churn("inbox 1, I/O transport 1, ready capacity 4", &o, 0);
 }
 
 static void churn_with_wide_pools(void)
 {
     sw_options o = {.cpu_threads = 3, .io_threads = 2, .inbox_capacity = 64};
-    churn("inbox 64, 3 CPU, 2 I/O", &o);
+    churn("inbox 64, 3 CPU, 2 I/O", &o, 0);
 }
 
 static void churn_with_a_serial_executor_and_one_worker(void)
 {
     sw_options o = {.cpu_threads = 1, .io_threads = 1,
                     .executor_serial = 1};
-    churn("serial executor, 1 CPU", &o);
+    churn("serial executor, 1 CPU", &o, 0);
+}
+
+static void churn_superseding_blockers_under_their_dependents(void)
+{
+    sw_options o = {.cpu_threads = 3, .io_threads = 2, .inbox_capacity = 16};
+    churn("blockers superseded under running dependents", &o, 1);
 }
 
 static const vr_cu_test tests[] = {
-    {"churn_with_tiny_inbox_and_transports",
-     churn_with_tiny_inbox_and_transports},
+    {"churn_with_a_one_slot_inbox_and_transport",
+     churn_with_a_one_slot_inbox_and_transport},
     {"churn_with_wide_pools", churn_with_wide_pools},
     {"churn_with_a_serial_executor_and_one_worker",
      churn_with_a_serial_executor_and_one_worker},
+    {"churn_superseding_blockers_under_their_dependents",
+     churn_superseding_blockers_under_their_dependents},
     {NULL, NULL},
 };
 

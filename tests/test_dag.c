@@ -367,18 +367,21 @@ static void cpu_semaphore_caps_running_nodes_handshake(void)
     uint64_t ids[6];
     dw_submit(s, n, 6, NULL, 0, ids);
     vsched_sem_release(sem); /* the nodes keep their own references */
-    /* Two enter; with four workers free the others stay queued: the one
-     * dispatch pass that started the two parked the rest. */
+    /* Two run at a time; with four workers free the others stay queued
+     * until a permit comes back. */
+    dw_wait_entered(names[0]);
     for (int k = 0; k < 6; k++) {
-        dw_wait_entered(names[k]);
-        if (k + 1 < 6)
-            CU_ASSERT_EQUAL(dw_state(s, ids[k + 1]),
-                            k == 0 ? VSCHED_NODE_RUNNING : VSCHED_NODE_READY);
+        if (k + 1 < 6) {
+            dw_wait_entered(names[k + 1]); /* the second permit */
+            CU_ASSERT_EQUAL(dw_state(s, ids[k + 1]), VSCHED_NODE_RUNNING);
+        }
         CU_ASSERT(vsched_sem_in_use(sem) <= 2);
-        if (k + 2 < 6)
+        if (k + 2 < 6) {
             CU_ASSERT_FALSE(dw_entered(names[k + 2]));
-        if (k >= 1)
-            dw_open(names[k - 1]);
+            CU_ASSERT_EQUAL(dw_state(s, ids[k + 2]), VSCHED_NODE_READY);
+        }
+        if (k + 1 < 6)
+            dw_open(names[k]);
     }
     dw_open(names[5]);
     vsched_node_info info;

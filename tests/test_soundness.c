@@ -741,7 +741,9 @@ static const memfs_file cycle_files[] = {
     {"x.c", "blocker a.h\n"}, {"a.h", "blocker b.h\n"},
     {"b.h", "blocker a.h\n"}, {"s0.c", "int s;\n"},
     {"s1.c", "int s;\n"},     {"s2.c", "int s;\n"},
-    {"s3.c", "int s;\n"},     {NULL, NULL},
+    {"s3.c", "int s;\n"},     {"s4.c", "int s;\n"},
+    {"s5.c", "int s;\n"},     {"s6.c", "int s;\n"},
+    {"s7.c", "int s;\n"},     {NULL, NULL},
 };
 
 typedef struct streamer {
@@ -750,14 +752,15 @@ typedef struct streamer {
     atomic_ulong sent;
 } streamer;
 
-/* Keep four slow requests of other files in flight at all times. */
+/* Keep requests of other files in flight. */
 static void *stream(void *arg)
 {
     streamer *st = arg;
-    static const char *const names[4] = {"s0.c", "s1.c", "s2.c", "s3.c"};
-    vsched_handle *h[4] = {NULL};
+    static const char *const names[7] = {"s0.c", "s1.c", "s2.c", "s3.c",
+                                         "s4.c", "s5.c", "s6.c"};
+    vsched_handle *h[7] = {NULL};
     for (unsigned long k = 0; !atomic_load(&st->stop); k++) {
-        int i = (int)(k % 4);
+        int i = (int)(k % 7);
         if (h[i] != NULL) {
             vsched_wait(h[i], NULL);
             vsched_handle_release(h[i]);
@@ -767,7 +770,7 @@ static void *stream(void *arg)
         vsched_submit_request(st->s, &r, &h[i]);
         atomic_fetch_add(&st->sent, 1);
     }
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 7; i++)
         if (h[i] != NULL) {
             vsched_wait(h[i], NULL);
             vsched_handle_release(h[i]);
@@ -780,9 +783,12 @@ static void blocker_cycle_is_reported_while_other_work_streams(void)
     sw_world w;
     sw_options o = {.files = cycle_files, .cpu_threads = 2};
     sw_start(&w, &o);
-    /* Every stage costs 2 ms: the streamed work keeps the scheduler
-     * busy, never idle. */
-    atomic_store(&sw_delay_us, 2000);
+    /* Other work runs the whole time: one Artifact held running, and a
+     * stream of requests of other files around it. The scheduler is
+     * never quiescent. */
+    sw_arm("R:s7.c");
+    vsched_handle *held = sw_submit(w.s, "s7.c", VSCHED_STAGE_ARTIFACT, 0);
+    sw_wait_entered("R:s7.c");
     streamer st = {.s = w.s};
     pthread_t th;
     CU_ASSERT_FATAL(pthread_create(&th, NULL, stream, &st) == 0);
@@ -801,6 +807,9 @@ static void blocker_cycle_is_reported_while_other_work_streams(void)
     CU_ASSERT(wt.r != NULL && wt.r->message != NULL &&
               strstr(wt.r->message, "cycle") != NULL);
     sw_waiter_finish(&wt);
+    sw_open("R:s7.c");
+    CU_ASSERT_EQUAL(wait_for(held, NULL), 0);
+    vsched_handle_release(held);
     sw_stop(&w);
 }
 
