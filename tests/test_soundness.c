@@ -1024,6 +1024,51 @@ static void superseded_and_removed_objects_are_reclaimed(void)
     sw_stop(&w);
 }
 
+/* Finished jobs that hold references to each other -- a child holds its
+ * parent, a job holds what it waited on, and a spec collapsing onto an
+ * earlier one by dedupe key closes the loop -- are freed once they leave
+ * the graph. */
+static void finished_jobs_that_refer_to_each_other_are_freed(void)
+{
+    sw_world w;
+    sw_options o = opts(2);
+    sw_start(&w, &o);
+    vsched_node_spec n[4] = {sw_job("fail-a"), sw_job("p"), sw_job("r"),
+                             sw_job("x")};
+    n[0].dedupe_key = "k";
+    n[1].parent = VSCHED_REF_LOCAL(0);
+    n[3].dedupe_key = "k"; /* is n[0] */
+    vsched_edge_spec e[2] = {
+        {VSCHED_REF_LOCAL(1), VSCHED_REF_LOCAL(2), VSCHED_GATE_AFTER_SUCCESS},
+        {VSCHED_REF_LOCAL(2), VSCHED_REF_LOCAL(3),
+         VSCHED_GATE_AFTER_ADMISSION},
+    };
+    vsched_dag dag = {n, 4, e, 2, NULL, NULL, 0};
+    uint64_t ids[4];
+    vsched_admission adm;
+    CU_ASSERT_FATAL(vsched_submit_dag(w.s, &dag, ids, &adm, NULL) == 0);
+    CU_ASSERT_EQUAL(ids[3], ids[0]);
+    vsched_node_info info;
+    CU_ASSERT_EQUAL(sw_node_poll(w.s, ids[0], 5000, &info),
+                    VSCHED_NODE_FAILED);
+    vsched_node_info_clear(&info);
+    for (int i = 1; i < 3; i++) {
+        CU_ASSERT(sw_node_poll(w.s, ids[i], 5000, &info) >=
+                  VSCHED_NODE_DONE);
+        vsched_node_info_clear(&info);
+    }
+    vsched_reset(w.s); /* they leave the graph */
+    vsched_stats st;
+    vsched_get_stats(w.s, &st);
+    for (int i = 0; i < 2000 && st.retired_pending != 0; i++) {
+        sw_sleep_ms(1);
+        vsched_get_stats(w.s, &st);
+    }
+    CU_ASSERT_EQUAL(st.retired_pending, 0);
+    CU_ASSERT_EQUAL(st.graph_nodes, 0);
+    sw_stop(&w);
+}
+
 /* A blocker cycle of 200,000 files: found without recursion (the stack
  * would not hold a frame per file) and reported. VSCHED_CHAIN sets
  * another length (the sanitizer passes use a shorter one: they check the
@@ -1155,6 +1200,8 @@ static const vr_cu_test tests[] = {
      destroy_answers_node_waiters_first},
     {"superseded_and_removed_objects_are_reclaimed",
      superseded_and_removed_objects_are_reclaimed},
+    {"finished_jobs_that_refer_to_each_other_are_freed",
+     finished_jobs_that_refer_to_each_other_are_freed},
     {"a_blocker_cycle_of_200k_files_is_found_without_recursion",
      a_blocker_cycle_of_200k_files_is_found_without_recursion},
     {"dedupe_hook_is_probed_for_a_request_too",

@@ -109,9 +109,10 @@ typedef struct vsched_event {
 } vsched_event;
 
 /* Called without any scheduler lock held, once per stage that ends (done,
- * failed, or cancelled), on the driver thread (or the thread calling
- * vsched_cancel), one call at a time. A stage's event is delivered before
- * the waiters of that stage wake. It must return promptly; it may call
+ * failed, or cancelled), on the thread that ended it -- a pool worker that
+ * ran the stage, the driver, or a caller of invalidate, remove, reset or
+ * cancel -- one call at a time. A stage's event is delivered before the
+ * waiters of that stage wake. It must return promptly; it may call
  * vsched_cancel and vsched_get_stats, never vsched_wait or a submit. The
  * event and its strings are valid for the call only. */
 typedef void (*vsched_observer_fn)(void *user, const vsched_event *ev);
@@ -141,9 +142,11 @@ VSCHED_API void vsched_destroy(vsched *s);
 #define VSCHED_REQ_CONTENT 0x2u       /* upsert: content replaces the source */
 
 /* Called when a request joined an identical in-flight request's waiter
- * group instead of admitting new work. Runs after the scheduler lock is
- * released, on the thread that admitted it (usually the driver); it may
- * re-enter the scheduler (submit, invalidate), but not wait. */
+ * group instead of admitting new work -- at most once per request, also
+ * when a follow-latest request is re-admitted. Runs after the scheduler
+ * lock is released, on the thread that admitted it (the driver, or a pool
+ * worker that admitted queued requests before integrating its work); it
+ * may re-enter the scheduler (submit, invalidate), but not wait. */
 typedef void (*vsched_join_fn)(void *user, const char *name,
                                vsched_stage stage);
 
@@ -246,8 +249,13 @@ VSCHED_API void vsched_cancel(vsched *s, const char *reason);
  * VSCHED_ESUPERSEDED -- or, when they asked for VSCHED_REQ_FOLLOW_LATEST,
  * are re-admitted at the new generation. No waiter is ever stranded.
  * Work of other files that waited on the swept work is re-gated on the new
- * generation. Generations use checked arithmetic: VSCHED_EEXHAUSTED when a
- * node's counter cannot advance (it never wraps).
+ * generation. What was DERIVED from the old content is not reused either:
+ * every Analysis that folded it (transitively, through blockers) and its
+ * file's Artifacts are forgotten if finished, gated again if released to
+ * run, and refused when they return if running -- a later demand
+ * recomputes them, and no result built on a dead input is published.
+ * Generations use checked arithmetic: VSCHED_EEXHAUSTED when a node's
+ * counter cannot advance (it never wraps).
  */
 
 /* Content of `name` changed on disk: reload it on the next demand.
@@ -261,7 +269,10 @@ VSCHED_API int vsched_close_file(vsched *s, const char *name);
  * object (new incarnation, generation 0). VSCHED_ENOENT when untracked. */
 VSCHED_API int vsched_remove(vsched *s, const char *name);
 /* Retire every file node and drop the whole graph: all occupancy returns
- * to zero. Returns promptly; work still running finishes unseen. */
+ * to zero, every waiter is answered (VSCHED_ESHUTDOWN), and requests still
+ * queued are answered so when admitted. Returns promptly; work still
+ * running finishes unseen, and keeps the resource units and permits it
+ * took until it returns. */
 VSCHED_API void vsched_reset(vsched *s);
 
 /* ------------------------------------------------------------------------
@@ -335,9 +346,11 @@ typedef struct vsched_stats {
     uint64_t dedup_joins;
     uint64_t stale_completion_refusals;
     uint64_t inbox_depth_max;
-    uint64_t ready_depth_max;
+    uint64_t ready_depth_max;      /* most vsched_ready_queue_depth ever */
     uint64_t files;                /* live file nodes */
-    uint64_t graph_nodes;          /* live graph nodes */
+    uint64_t graph_nodes;          /* nodes in the graph: current stages
+                                      of live files, unfinished jobs, and
+                                      the recent finished jobs */
     uint64_t edges;                /* live dependency edges */
     uint64_t edges_capacity;       /* backing slots of the edge lists */
     uint64_t waiters;              /* parked request waiters */
@@ -346,8 +359,9 @@ typedef struct vsched_stats {
     uint64_t blockers_capacity;
     uint64_t source_versions;      /* versions held by the source root */
     uint64_t live_roots;           /* captured roots not yet released */
-    uint64_t retired_pending;      /* retired objects awaiting in-flight
-                                      work before they are freed */
+    uint64_t retired_pending;      /* retired file objects and nodes still
+                                      held by in-flight work (freed when
+                                      it returns) */
     uint64_t stage_runs[3];        /* executed Source/Analysis/Artifact */
     uint64_t stage_failures[3];
 } vsched_stats;
@@ -363,8 +377,10 @@ VSCHED_API void vsched_account_batch_submission(vsched *s);
  * `job` operation) that may depend on them and on each other.
  *
  * A node id is opaque, non-zero and monotonic within a process run; it is
- * never reused (not even after vsched_reset), so an id from before a reset
- * simply no longer resolves (VSCHED_ENOENT).
+ * never reused (not even after vsched_reset). Nodes are reclaimed once
+ * nothing can reach them, so an id stops resolving (VSCHED_ENOENT) after a
+ * reset, once a file stage is superseded and its work is back, or once a
+ * finished job has left the history of the newest 4096 finished jobs.
  */
 
 /* When an edge from -> to is satisfied. */
@@ -520,7 +536,11 @@ VSCHED_API int vsched_submit_dag(vsched *s, const vsched_dag *dag,
                                  void **joiner);
 
 /* Capacity of the named resource (created when absent). Lowering it below
- * what is held makes later acquisitions wait. */
+ * what is held makes later acquisitions wait. A job that could only ever
+ * get units held for subtrees that wait on it (a parent holds r for its
+ * subtree, a child waits for the job, the job needs r) fails with
+ * VSCHED_ECYCLE and a message naming the chain, instead of waiting
+ * forever. */
 VSCHED_API int vsched_set_resource_capacity(vsched *s, const char *name,
                                             unsigned capacity);
 /* Jobs admitted and not yet started. */
@@ -557,8 +577,10 @@ typedef struct vsched_node_info {
 VSCHED_API int vsched_node_get(vsched *s, uint64_t id,
                                vsched_node_info *out);
 /* Block until the node is terminal, then fill *out. VSCHED_ENOENT when the
- * id does not resolve (or stops resolving: a reset). Not from an observer,
- * a join callback or a pool worker. */
+ * id does not resolve (or stops resolving: a reset); VSCHED_ESHUTDOWN when
+ * vsched_destroy runs meanwhile (it answers every node waiter before it
+ * frees anything). Not from an observer, a join callback or a pool
+ * worker. */
 VSCHED_API int vsched_node_wait(vsched *s, uint64_t id,
                                 vsched_node_info *out);
 VSCHED_API void vsched_node_info_clear(vsched_node_info *info);

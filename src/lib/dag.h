@@ -177,6 +177,11 @@ void vsched__job_task_returned(vsched *s, vsched__node *n);
 void vsched__job_register(vsched *s, vsched__node *n);
 /* Forget every terminal job of the history (reset). */
 void vsched__job_history_clear(vsched *s);
+/* n left the graph: drop the references it holds that nothing will use
+ * again -- its upstream records now, its parent once its subtree has
+ * settled -- so no cycle of references (a parent held by its child, the
+ * child's dependent held by the parent's edge record) outlives them. */
+void vsched__job_forget(vsched *s, vsched__node *n);
 
 /* ---- gate.c: edges with gates, job outcomes ------------------------------ */
 /* Record up -> d (d a new job) with gate; applies it at once when up is

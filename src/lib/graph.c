@@ -157,6 +157,8 @@ void vsched__node_retire(vsched *s, vsched__node *n)
     n->in_structure = 0;
     s->graph.live--;
     s->graph.retired++;
+    if (n->job != NULL)
+        vsched__job_forget(s, n); /* no reference cycles among the gone */
     vsched__node_unref(s, n);
 }
 
@@ -362,3 +364,4 @@ void vsched__node_start(vsched__node *n, uint64_t now_ns)
     if (n->started_ns == 0)
         n->started_ns = now_ns;
 }
+

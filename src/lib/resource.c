@@ -353,6 +353,30 @@ static void subtree_settled(vsched__node *x)
     }
 }
 
+/* x's subtree settled and x left the graph: nothing walks up from it
+ * again. */
+static void drop_parent(vsched *s, vsched__node *x)
+{
+    vsched__node *par = x->job->parent;
+    if (par == NULL || x->in_structure || x->job->live > 0)
+        return;
+    x->job->parent = NULL;
+    vsched__node_unref(s, par);
+}
+
+void vsched__job_forget(vsched *s, vsched__node *n)
+{
+    vsched__job *j = n->job;
+    vsched__jobdep *deps = j->deps;
+    size_t nd = j->n_deps;
+    j->deps = NULL;
+    j->n_deps = 0;
+    for (size_t i = 0; i < nd; i++)
+        vsched__node_unref(s, deps[i].up);
+    free(deps);
+    drop_parent(s, n);
+}
+
 /* n is terminal and its task is back: give back what it holds. */
 static void settle(vsched *s, vsched__node *n)
 {
@@ -366,12 +390,20 @@ static void settle(vsched *s, vsched__node *n)
         j->permit = 0;
         released = 1;
     }
-    /* Settling rolls up the parent chain. */
+    /* Settling rolls up the parent chain; subtrees that settled and left
+     * the graph drop their parents after the walk. */
+    vsched__nodevec gone = {0};
     for (vsched__node *x = n; x != NULL; x = x->job->parent)
         if (--x->job->live == 0) {
             released |= x->job->n_grants > 0 || x->job->parent != NULL;
             subtree_settled(x);
+            if (!x->in_structure && x->job->parent != NULL &&
+                vsched__nodevec_push(&gone, x) != VSCHED_OK)
+                abort();
         }
+    for (uint32_t i = 0; i < gone.n; i++)
+        drop_parent(s, gone.v[i]);
+    vsched__nodevec_free(&gone);
     if (released)
         vsched__job_wake_parked(s);
     pthread_cond_broadcast(&s->dag.changed);
