@@ -100,12 +100,15 @@ vsched__node *vsched__ensure_source(vsched *s, vsched__file *f, int prio)
     return n;
 }
 
-/* A new Analysis node of f (waiting for its Source). */
+/* A new Analysis node of f (waiting for its Source). It is placed last in
+ * the topological order of Analyses, or -- made as the blocker of another
+ * -- first, where an upstream belongs (upstream.c). */
 static vsched__node *new_analysis(vsched *s, vsched__file *f, int prio,
-                                  vsched__pass *p)
+                                  int as_upstream, vsched__pass *p)
 {
     vsched__node *src = vsched__ensure_source(s, f, prio);
     vsched__node *a = new_stage(s, f, VSCHED__K_ANALYSIS, prio);
+    a->ord = as_upstream ? --s->graph.ord_lo : ++s->graph.ord_hi;
     f->analysis = a;
     vsched__wait_on(s, src, a, 0, p);
     return a;
@@ -128,7 +131,7 @@ static void gate_all(vsched *s, vsched__nodevec *work, vsched__nodevec *made,
             vsched__file *b = vsched__live(s, f->blockers[i]);
             vsched__node *ba = reusable(s, &b->analysis);
             if (ba == NULL) {
-                ba = new_analysis(s, b, x->priority, p);
+                ba = new_analysis(s, b, x->priority, 1, p);
                 if (vsched__nodevec_push(work, ba) != VSCHED_OK ||
                     vsched__nodevec_push(made, ba) != VSCHED_OK)
                     abort();
@@ -157,15 +160,15 @@ void vsched__gate_on_blockers(vsched *s, vsched__node *n, vsched__pass *p)
     vsched__nodevec_free(&made);
 }
 
-vsched__node *vsched__ensure_analysis(vsched *s, vsched__file *f, int prio,
-                                      vsched__pass *p)
+static vsched__node *ensure_analysis(vsched *s, vsched__file *f, int prio,
+                                     int as_upstream, vsched__pass *p)
 {
     vsched__node *a = reusable(s, &f->analysis);
     if (a != NULL) {
         vsched__raise(s, a, prio, 0);
         return a;
     }
-    a = new_analysis(s, f, prio, p);
+    a = new_analysis(s, f, prio, as_upstream, p);
     vsched__nodevec work = {0}, made = {0};
     if (vsched__nodevec_push(&work, a) != VSCHED_OK ||
         vsched__nodevec_push(&made, a) != VSCHED_OK)
@@ -174,6 +177,18 @@ vsched__node *vsched__ensure_analysis(vsched *s, vsched__file *f, int prio,
     vsched__nodevec_free(&work);
     vsched__nodevec_free(&made);
     return a;
+}
+
+vsched__node *vsched__ensure_analysis(vsched *s, vsched__file *f, int prio,
+                                      vsched__pass *p)
+{
+    return ensure_analysis(s, f, prio, 0, p);
+}
+
+vsched__node *vsched__ensure_blocker_analysis(vsched *s, vsched__file *f,
+                                              int prio, vsched__pass *p)
+{
+    return ensure_analysis(s, f, prio, 1, p);
 }
 
 vsched__node *vsched__ensure_artifact(vsched *s, vsched__file *f,

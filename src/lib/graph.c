@@ -38,6 +38,8 @@ void vsched__nodevec_free(vsched__nodevec *v)
 void vsched__graph_init(vsched__graph *g)
 {
     *g = (vsched__graph){0};
+    for (int q = 0; q < 2; q++)
+        vsched__rq_init(&g->ready[q]);
 }
 
 /* ---- the id index: open addressing on the id's low bits ------------------- */
@@ -179,7 +181,7 @@ void vsched__graph_fini(vsched__graph *g)
         n = next;
     }
     for (int q = 0; q < 2; q++)
-        free(g->ready[q].v);
+        vsched__rq_fini(&g->ready[q]);
     *g = (vsched__graph){0};
 }
 
@@ -210,47 +212,7 @@ int vsched__edge_add(vsched__graph *g, vsched__node *up, vsched__node *down)
     return VSCHED_OK;
 }
 
-/* ---- ready queues: max-heaps on (priority, weight, -id) ---------------------- */
-
-static int better(const vsched__ready *a, const vsched__ready *b)
-{
-    if (a->priority != b->priority)
-        return a->priority > b->priority;
-    if (a->weight_us != b->weight_us)
-        return a->weight_us > b->weight_us;
-    return a->id < b->id;
-}
-
-static void sift_up(vsched__heap *h, size_t i)
-{
-    vsched__ready e = h->v[i];
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (!better(&e, &h->v[parent]))
-            break;
-        h->v[i] = h->v[parent];
-        i = parent;
-    }
-    h->v[i] = e;
-}
-
-static void sift_down(vsched__heap *h, size_t i)
-{
-    vsched__ready e = h->v[i];
-    for (;;) {
-        size_t l = 2 * i + 1, best = i;
-        const vsched__ready *bn = &e;
-        if (l < h->n && better(&h->v[l], bn))
-            best = l, bn = &h->v[l];
-        if (l + 1 < h->n && better(&h->v[l + 1], bn))
-            best = l + 1, bn = &h->v[l + 1];
-        if (best == i)
-            break;
-        h->v[i] = *bn;
-        i = best;
-    }
-    h->v[i] = e;
-}
+/* ---- ready queues (ready.h) ----------------------------------------------------- */
 
 int vsched__node_queue(const vsched__node *n)
 {
@@ -260,24 +222,13 @@ int vsched__node_queue(const vsched__node *n)
 
 void vsched__push_ready(vsched *s, vsched__node *n)
 {
-    vsched__graph *g = &s->graph;
-    vsched__heap *h = &g->ready[vsched__node_queue(n)];
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? h->cap * 2 : 256;
-        vsched__ready *v = realloc(h->v, cap * sizeof *v);
-        if (v == NULL)
-            abort(); /* a ready node must not be lost */
-        h->v = v;
-        h->cap = cap;
-    }
+    vsched__rq *q = &s->graph.ready[vsched__node_queue(n)];
     if (n->state != VSCHED__READY) {
         n->state = VSCHED__READY;
-        h->valid++;
+        q->valid++;
     }
     vsched__node_ref(n);
-    h->v[h->n] = (vsched__ready){n->priority, n->weight_us, n->id,
-                                 ++n->ready_seq, n};
-    sift_up(h, h->n++);
+    vsched__rq_push(q, n, n->priority, n->weight_us, ++n->ready_seq);
     if (!n->admitted) {
         n->admitted = 1;
         if (n->admit_edges)
@@ -291,17 +242,7 @@ void vsched__make_ready_if_free(vsched *s, vsched__node *n)
         vsched__push_ready(s, n);
 }
 
-static vsched__ready heap_pop(vsched__heap *h)
-{
-    vsched__ready top = h->v[0];
-    if (--h->n > 0) {
-        h->v[0] = h->v[h->n];
-        sift_down(h, 0);
-    }
-    return top;
-}
-
-static int entry_valid(const vsched__ready *e)
+static int entry_valid(const vsched__entry *e)
 {
     return e->node->state == VSCHED__READY && e->node->ready_seq == e->seq;
 }
@@ -315,47 +256,43 @@ void vsched__unready(vsched__graph *g, vsched__node *n)
     n->ready_seq++;
 }
 
-/* Every entry left is stale: drop them all. */
-static void heap_clear(vsched *s, vsched__heap *h)
+/* Drop every entry: the stale ones, and (reset) the valid ones too. */
+static void queue_clear(vsched *s, vsched__rq *q)
 {
-    size_t n = h->n;
-    h->n = 0;
-    for (size_t i = 0; i < n; i++) {
-        vsched__node *node = h->v[i].node;
-        if (entry_valid(&h->v[i])) {
-            node->state = VSCHED__PENDING;
-            node->ready_seq++;
+    vsched__entry e;
+    while (vsched__rq_pop(q, &e)) {
+        if (entry_valid(&e)) {
+            e.node->state = VSCHED__PENDING;
+            e.node->ready_seq++;
         }
-        vsched__node_unref(s, node);
+        vsched__node_unref(s, e.node);
     }
-    h->valid = 0;
+    q->valid = 0;
 }
 
 vsched__node *vsched__pop_ready(vsched *s, int q)
 {
-    vsched__heap *h = &s->graph.ready[q];
-    while (h->valid > 0) {
-        vsched__ready e = heap_pop(h);
+    vsched__rq *r = &s->graph.ready[q];
+    vsched__entry e;
+    while (r->valid > 0 && vsched__rq_pop(r, &e)) {
         if (!entry_valid(&e)) {
             vsched__node_unref(s, e.node);
             continue;
         }
-        h->valid--;
+        r->valid--;
         e.node->state = VSCHED__PENDING; /* the caller starts or parks it */
         e.node->ready_seq++;
-        if (h->valid == 0)
-            heap_clear(s, h);
         return e.node; /* the entry's reference is the caller's */
     }
-    if (h->n > 0)
-        heap_clear(s, h);
+    if (r->entries > 0)
+        queue_clear(s, r); /* only stale entries are left */
     return NULL;
 }
 
 void vsched__ready_clear(vsched *s)
 {
     for (int q = 0; q < 2; q++)
-        heap_clear(s, &s->graph.ready[q]);
+        queue_clear(s, &s->graph.ready[q]);
 }
 
 void vsched__node_start(vsched__node *n, uint64_t now_ns)

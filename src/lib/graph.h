@@ -27,12 +27,7 @@
  * task, a ready-queue entry, an edge, a job's record of it. Retired nodes
  * still referenced are counted as retired_pending.
  *
- * Ready queues: one per pool kind (CPU, I/O), binary heaps of entries that
- * carry their own keys -- priority, then weight (the critical-path key),
- * then id (older first) -- so sifting never touches a node. Deletion is
- * lazy: an entry is valid while its node is READY with the entry's
- * ready_seq; a priority raise pushes a fresh entry, a removal bumps the
- * node's ready_seq. Each entry holds a reference on its node.
+ * Ready queues: one per pool kind (CPU, I/O), ready.h.
  *
  * Ids come from one process-wide counter: monotonic, never reused. The id
  * index maps the ids of allocated nodes to them.
@@ -48,6 +43,8 @@
 #include <stdint.h>
 
 #include <vsched/vsched.h>
+
+#include "ready.h"
 
 struct vsched;
 struct vsched__file;
@@ -101,7 +98,9 @@ typedef struct vsched__node {
     uint32_t xdeps;                /* of which explicit edges */
     uint32_t refs;
     uint32_t ready_seq;            /* validates ready-queue entries */
-    uint32_t mark;                 /* traversal stamp (cycle search) */
+    uint32_t mark;                 /* traversal stamp */
+    int64_t ord;                   /* Analysis: topological order (an
+                                      upstream's is smaller), upstream.c */
     int32_t status;                /* 0 or negative vsched_status */
     uint8_t kind, state;
     uint8_t phase;                 /* Source: 0 load, 1 parse */
@@ -113,23 +112,8 @@ typedef struct vsched__node {
     atomic_int cancel;             /* read by its running task */
 } vsched__node;
 
-/* A ready-queue entry: the keys, then the node. */
-typedef struct vsched__ready {
-    int32_t priority;
-    uint32_t weight_us;
-    uint64_t id;
-    uint32_t seq;
-    vsched__node *node;
-} vsched__ready;
-
-typedef struct vsched__heap {
-    vsched__ready *v;
-    size_t n, cap;
-    size_t valid;                  /* READY nodes it holds */
-} vsched__heap;
-
 typedef struct vsched__graph {
-    vsched__heap ready[2];         /* VSCHED__Q_CPU, VSCHED__Q_IO */
+    vsched__rq ready[2];           /* VSCHED__Q_CPU, VSCHED__Q_IO */
     /* Id index: open addressing, id -> node, for every allocated node. */
     vsched__node **ids;
     size_t ids_cap, ids_n;
@@ -139,6 +123,7 @@ typedef struct vsched__graph {
     size_t edges;                  /* edges a live node still waits on */
     size_t edges_cap;              /* backing slots of the down lists */
     uint32_t stamp;                /* the last traversal stamp */
+    int64_t ord_lo, ord_hi;        /* Analysis order numbers handed out */
 } vsched__graph;
 
 uint64_t vsched__now_ns(void);

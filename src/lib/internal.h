@@ -314,6 +314,12 @@ VSCHED__HIDDEN vsched__node *vsched__ensure_analysis(vsched *s,
                                                      vsched__file *f,
                                                      int prio,
                                                      vsched__pass *p);
+/* The same, for an Analysis about to be linked as another's blocker (a new
+ * node is ordered first, upstream.c). */
+VSCHED__HIDDEN vsched__node *vsched__ensure_blocker_analysis(vsched *s,
+                                                             vsched__file *f,
+                                                             int prio,
+                                                             vsched__pass *p);
 VSCHED__HIDDEN vsched__node *vsched__ensure_artifact(vsched *s,
                                                      vsched__file *f,
                                                      const char *profile,

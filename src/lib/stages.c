@@ -14,8 +14,9 @@
  * (complete.c). What a plugin returns is checked here before the core
  * trusts it: a dependency array the plugin claims but did not fill, or a
  * name that is NULL or empty, fails the file with a message naming the
- * operation. Dependency names are canonicalised through the loader's
- * realpath, so one file never becomes two nodes under two spellings.
+ * operation. Dependency names are taken as the canonical source names
+ * the ABI says they are (a name outside the root fails its own load, and
+ * its dependent names it).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -83,10 +84,9 @@ static void run_load(vsched__task *t, const vsched_ctx *ctx)
     }
 }
 
-/* Check one dependency array a plugin returned; canonicalise its names
- * through the loader. Returns 0, or a status with t->message set. */
-static int check_names(vsched__task *t, const vsched_ctx *ctx,
-                       const char *what, char **v, size_t n)
+/* Check one dependency array a plugin returned. Returns 0, or a status
+ * with t->message set. */
+static int check_names(vsched__task *t, const char *what, char **v, size_t n)
 {
     if (n > 0 && v == NULL) {
         if (asprintf(&t->message, "%s: extract_deps returned %zu %s but no "
@@ -95,9 +95,7 @@ static int check_names(vsched__task *t, const vsched_ctx *ctx,
             t->message = NULL;
         return VSCHED_EINVAL;
     }
-    vsched *s = t->s;
-    const vsched_loader_binding *lb = &s->opts.loader;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         if (v[i] == NULL || v[i][0] == '\0') {
             if (asprintf(&t->message, "%s: extract_deps returned %s %s #%zu",
                          t->name, v[i] == NULL ? "a NULL" : "an empty",
@@ -105,19 +103,6 @@ static int check_names(vsched__task *t, const vsched_ctx *ctx,
                 t->message = NULL;
             return VSCHED_EINVAL;
         }
-        char *canon = NULL;
-        lock_if(&s->serial_loader, lb->thread_safe);
-        int rc = lb->ops->realpath(lb->inst, ctx, v[i], &canon);
-        unlock_if(&s->serial_loader, lb->thread_safe);
-        if (rc == VSCHED_OK && canon != NULL) {
-            free(v[i]);
-            v[i] = canon;
-        } else {
-            /* Missing or outside the root: kept as named, its own Source
-             * fails and the dependent names it. */
-            free(canon);
-        }
-    }
     return VSCHED_OK;
 }
 
@@ -140,9 +125,9 @@ static void run_parse(vsched__task *t, const vsched_ctx *ctx)
     free(t->bytes);
     t->bytes = NULL;
     if (rc == VSCHED_OK) {
-        rc = check_names(t, ctx, "deps", t->deps.deps, t->deps.n_deps);
+        rc = check_names(t, "deps", t->deps.deps, t->deps.n_deps);
         if (rc == VSCHED_OK)
-            rc = check_names(t, ctx, "blockers", t->deps.blockers,
+            rc = check_names(t, "blockers", t->deps.blockers,
                              t->deps.n_blockers);
         if (rc != VSCHED_OK) {
             /* Not ours to free element by element: the counts lie. */

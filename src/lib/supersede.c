@@ -178,7 +178,8 @@ static void regate(vsched *s, vsched__file *f, sweep *w, vsched__pass *p)
             vsched__job_link(s, up, d, g, p);
             continue;
         }
-        vsched__node *up = vsched__ensure_analysis(s, live, d->priority, p);
+        vsched__node *up =
+            vsched__ensure_blocker_analysis(s, live, d->priority, p);
         char *cycle = vsched__cycle_through(s, up, d);
         if (cycle != NULL) {
             vsched__node_fail(s, d, VSCHED_ECYCLE, cycle, strdup(live->name),
@@ -199,8 +200,8 @@ static void regate_on_blocker(vsched *s, vsched__node *d, vsched__file *b,
                               vsched__pass *p)
 {
     vsched__unready(&s->graph, d);
-    vsched__node *up = vsched__ensure_analysis(s, vsched__live(s, b),
-                                               d->priority, p);
+    vsched__node *up = vsched__ensure_blocker_analysis(s, vsched__live(s, b),
+                                                       d->priority, p);
     char *cycle = vsched__cycle_through(s, up, d);
     if (cycle != NULL) {
         vsched__node_fail(s, d, VSCHED_ECYCLE, cycle, strdup(b->name), NULL,
