@@ -152,6 +152,30 @@ static void gate_all(vsched *s, vsched__nodevec *work, vsched__nodevec *made,
 
 void vsched__gate_on_blockers(vsched *s, vsched__node *n, vsched__pass *p)
 {
+    /* The common case: every blocker has its Analysis already; link them
+     * without a worklist. */
+    vsched__file *f = n->file;
+    int simple = f->facts != NULL && f->analysis == n;
+    for (size_t i = 0; simple && i < f->n_blockers; i++) {
+        vsched__file *b = f->blockers[i];
+        simple = !b->retired && b->analysis != NULL &&
+                 b->analysis->state != VSCHED__CANCELLED;
+    }
+    if (simple) {
+        for (size_t i = 0; i < f->n_blockers && !vsched__node_terminal(n);
+             i++) {
+            vsched__node *ba = f->blockers[i]->analysis;
+            char *cycle = vsched__cycle_through(s, ba, n);
+            if (cycle != NULL) {
+                vsched__node_fail(s, n, VSCHED_ECYCLE, cycle,
+                                  strdup(vsched__node_name(ba)), NULL, 0, -1,
+                                  p);
+                return;
+            }
+            vsched__wait_on(s, ba, n, 1, p);
+        }
+        return;
+    }
     vsched__nodevec work = {0}, made = {0};
     if (vsched__nodevec_push(&work, n) != VSCHED_OK)
         abort();

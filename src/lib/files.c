@@ -104,14 +104,16 @@ vsched__facts *vsched__facts_new(uint64_t content_hash,
     for (size_t i = 0; i < n_blockers; i++)
         bytes += strlen(blockers[i]->name) + 1;
     size_t n = n_deps + n_blockers;
-    vsched__facts *fa = malloc(sizeof *fa + (n + 1) * sizeof(char *) + bytes);
+    vsched__facts *fa = malloc(sizeof *fa + (n + 1) * sizeof(char *) +
+                               n * sizeof(vsched__file *) + bytes);
     if (fa == NULL)
         return NULL;
     atomic_init(&fa->refs, 1);
     fa->content_hash = content_hash;
     fa->n_deps = n_deps;
     fa->n_blockers = n_blockers;
-    fa->dep_names = (const char **)(fa + 1);
+    fa->files = (vsched__file **)(fa + 1);
+    fa->dep_names = (const char **)(fa->files + n);
     fa->blocker_names = fa->dep_names + n_deps;
     char *at = (char *)(fa->dep_names + n + 1);
     for (size_t i = 0; i < n; i++) {
@@ -279,8 +281,7 @@ void vsched__file_clear_source(vsched *s, vsched__file *f)
         vsched__file_unref(s, f->deps[i]);
     for (size_t i = 0; i < f->n_blockers; i++)
         vsched__file_unref(s, f->blockers[i]);
-    free(f->deps); /* blockers share the allocation */
-    vsched__facts_unref(f->facts);
+    vsched__facts_unref(f->facts); /* the arrays live in it */
     f->facts = NULL;
     f->snap = NULL;
     f->deps = f->blockers = NULL;
@@ -293,9 +294,7 @@ void vsched__file_set_source(vsched *s, vsched__file *f, vsched__snap *snap,
                              size_t n_blockers, vsched__facts *fa)
 {
     vsched__file_clear_source(s, f);
-    vsched__file **v = malloc((n_deps + n_blockers + 1) * sizeof *v);
-    if (v == NULL)
-        abort(); /* integration is never half done */
+    vsched__file **v = fa->files;
     for (size_t i = 0; i < n_deps; i++)
         v[i] = vsched__file_ref(deps[i]);
     for (size_t i = 0; i < n_blockers; i++)

@@ -60,6 +60,9 @@ typedef struct vsched__facts {
     size_t n_deps, n_blockers;
     const char **dep_names;        /* into the record's own storage */
     const char **blocker_names;
+    /* Storage for the integrating file's deps[] and blockers[] (the file
+     * holds the references; results never read it). */
+    struct vsched__file **files;
 } vsched__facts;
 
 typedef struct vsched__slot {

@@ -104,16 +104,38 @@ void vsched__graph_each(const vsched__graph *g,
 /* Process-wide, so an id is never reused, not even across schedulers. */
 static atomic_uint_fast64_t next_node_id = 1;
 
+/* Node memory comes in slabs of SLAB nodes, threaded onto the free list;
+ * a slab's first word links the slabs for teardown. */
+#define SLAB 128
+
+typedef struct slab {
+    struct slab *next;
+    vsched__node nodes[SLAB];
+} slab;
+
+static int slab_grow(vsched__graph *g)
+{
+    slab *sl = malloc(sizeof *sl);
+    if (sl == NULL)
+        return VSCHED_ENOMEM;
+    sl->next = g->slabs;
+    g->slabs = sl;
+    for (size_t i = SLAB; i-- > 0;) {
+        sl->nodes[i].file = (struct vsched__file *)g->free_list;
+        g->free_list = &sl->nodes[i];
+    }
+    return VSCHED_OK;
+}
+
 vsched__node *vsched__node_new(vsched__graph *g, vsched__node_kind kind,
                                int priority)
 {
     if ((g->ids_n + 1) * 4 > g->ids_cap * 3 && ids_grow(g) != VSCHED_OK)
         return NULL;
-    vsched__node *n = g->free_list;
-    if (n != NULL)
-        g->free_list = (vsched__node *)n->file; /* the free link */
-    else if ((n = malloc(sizeof *n)) == NULL)
+    if (g->free_list == NULL && slab_grow(g) != VSCHED_OK)
         return NULL;
+    vsched__node *n = g->free_list;
+    g->free_list = (vsched__node *)n->file; /* the free link */
     memset(n, 0, sizeof *n);
     n->id = (uint64_t)atomic_fetch_add(&next_node_id, 1);
     n->kind = (uint8_t)kind;
@@ -172,13 +194,12 @@ void vsched__graph_fini(vsched__graph *g)
         if (n == NULL)
             continue;
         vsched__nodevec_free(&n->down);
-        free(n);
     }
     free(g->ids);
-    for (vsched__node *n = g->free_list; n != NULL;) {
-        vsched__node *next = (vsched__node *)n->file;
-        free(n);
-        n = next;
+    for (slab *sl = g->slabs; sl != NULL;) {
+        slab *next = sl->next;
+        free(sl);
+        sl = next;
     }
     for (int q = 0; q < 2; q++)
         vsched__rq_fini(&g->ready[q]);

@@ -118,6 +118,7 @@ typedef struct vsched__graph {
     vsched__node **ids;
     size_t ids_cap, ids_n;
     vsched__node *free_list;       /* recycled node memory */
+    void *slabs;                   /* node memory, in slabs (a list) */
     size_t live;                   /* nodes in the structure */
     size_t retired;                /* allocated, out of the structure */
     size_t edges;                  /* edges a live node still waits on */

@@ -117,14 +117,13 @@ void vsched__root_begin(vsched__root_dir *d)
     }
 }
 
-int vsched__root_put(vsched__root_dir *d, const char *name,
+int vsched__root_put(vsched__root_dir *d, const char *name, uint64_t hash,
                      vsched_source_state state, uint64_t incarnation,
                      uint64_t generation, uint64_t content_hash)
 {
     int opened = d->depth == 0;
     if (opened)
         vsched__root_begin(d);
-    uint64_t hash = XXH3_64bits(name, strlen(name));
     vsched__version ver = {d->open, incarnation, generation, content_hash,
                            state};
     int rc = VSCHED_OK;

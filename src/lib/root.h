@@ -69,9 +69,10 @@ void vsched__root_dir_release(vsched__root_dir *d);
 
 /* Publication (scheduler lock held). */
 void vsched__root_begin(vsched__root_dir *d);
-/* Record one version in the open publication. On exhaustion the version
- * is lost and lookups keep answering the previous one; VSCHED_ENOMEM. */
-int vsched__root_put(vsched__root_dir *d, const char *name,
+/* Record one version of `name` (hash: XXH3 of its bytes, as the file
+ * table's) in the open publication. On exhaustion the version is lost and
+ * lookups keep answering the previous one; VSCHED_ENOMEM. */
+int vsched__root_put(vsched__root_dir *d, const char *name, uint64_t hash,
                      vsched_source_state state, uint64_t incarnation,
                      uint64_t generation, uint64_t content_hash);
 void vsched__root_end(vsched__root_dir *d);

@@ -302,7 +302,7 @@ int vsched__advance_generation(vsched *s, vsched__file *f, vsched__pass *p)
     sweep w = {{0}, {0}};
     vsched__root_begin(s->root);
     f->generation++;
-    vsched__root_put(s->root, f->name, VSCHED_SOURCE_PENDING, f->incarnation,
+    vsched__root_put(s->root, f->name, f->hash, VSCHED_SOURCE_PENDING, f->incarnation,
                      f->generation, 0);
     int done = sweep_file(s, f, VSCHED_ESUPERSEDED, &w, p);
     vsched__invalidate_dependents(s, f, done, p);
@@ -341,7 +341,7 @@ vsched__file *vsched__rehome(vsched *s, vsched__file *f, const char *kind,
     f->successor = vsched__file_ref(nf);
     int done = sweep_file(s, f, VSCHED_ESUPERSEDED, &w, p);
     vsched__files_replace(&s->files, f, nf); /* nf's reference: the table's */
-    vsched__root_put(s->root, nf->name, VSCHED_SOURCE_PENDING,
+    vsched__root_put(s->root, nf->name, nf->hash, VSCHED_SOURCE_PENDING,
                      nf->incarnation, nf->generation, 0);
     vsched__invalidate_dependents(s, f, done, p);
     regate(s, nf, &w, p);
@@ -352,7 +352,7 @@ vsched__file *vsched__rehome(vsched *s, vsched__file *f, const char *kind,
 
 static void remove_file(vsched *s, vsched__file *f, sweep *w, vsched__pass *p)
 {
-    vsched__root_put(s->root, f->name, VSCHED_SOURCE_ABSENT, f->incarnation,
+    vsched__root_put(s->root, f->name, f->hash, VSCHED_SOURCE_ABSENT, f->incarnation,
                      f->generation, 0);
     retire_file(s, f);
     int done = sweep_file(s, f, VSCHED_ESHUTDOWN, w, p);
@@ -381,7 +381,7 @@ void vsched__retire_all(vsched *s, int status, const char *reason,
         vsched__file *f = table.slots[i];
         if (f == NULL)
             continue;
-        vsched__root_put(s->root, f->name, VSCHED_SOURCE_ABSENT,
+        vsched__root_put(s->root, f->name, f->hash, VSCHED_SOURCE_ABSENT,
                          f->incarnation, f->generation, 0);
         retire_file(s, f);
         sweep_file(s, f, VSCHED_ESHUTDOWN, NULL, p);
