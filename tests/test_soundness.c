@@ -1069,6 +1069,41 @@ static void finished_jobs_that_refer_to_each_other_are_freed(void)
     sw_stop(&w);
 }
 
+/* A reset while a grandchild job still runs: when its task returns, the
+ * settling walks up through ancestors that already left the graph, each
+ * held only by its child. */
+static void a_subtree_settling_after_reset_frees_its_ancestors_safely(void)
+{
+    sw_world w;
+    sw_options o = opts(2);
+    sw_start(&w, &o);
+    atomic_store(&sw_stubborn, 1);
+    sw_arm("J:g");
+    vsched_node_spec n[3] = {sw_job("p"), sw_job("c"), sw_job("g")};
+    n[1].parent = VSCHED_REF_LOCAL(0);
+    n[2].parent = VSCHED_REF_LOCAL(1);
+    vsched_dag dag = {n, 3, NULL, 0, NULL, NULL, 0};
+    uint64_t ids[3];
+    vsched_admission adm;
+    CU_ASSERT_FATAL(vsched_submit_dag(w.s, &dag, ids, &adm, NULL) == 0);
+    sw_wait_entered("J:g");
+    vsched_node_info info;
+    CU_ASSERT_EQUAL(sw_node_poll(w.s, ids[0], 5000, &info), VSCHED_NODE_DONE);
+    vsched_node_info_clear(&info);
+    CU_ASSERT_EQUAL(sw_node_poll(w.s, ids[1], 5000, &info), VSCHED_NODE_DONE);
+    vsched_node_info_clear(&info);
+    vsched_reset(w.s); /* all three leave the graph; g still runs */
+    sw_open("J:g");
+    vsched_stats st;
+    vsched_get_stats(w.s, &st);
+    for (int i = 0; i < 2000 && st.retired_pending != 0; i++) {
+        sw_sleep_ms(1);
+        vsched_get_stats(w.s, &st);
+    }
+    CU_ASSERT_EQUAL(st.retired_pending, 0);
+    sw_stop(&w);
+}
+
 /* A blocker cycle of 200,000 files: found without recursion (the stack
  * would not hold a frame per file) and reported. VSCHED_CHAIN sets
  * another length (the sanitizer passes use a shorter one: they check the
@@ -1202,6 +1237,8 @@ static const vr_cu_test tests[] = {
      superseded_and_removed_objects_are_reclaimed},
     {"finished_jobs_that_refer_to_each_other_are_freed",
      finished_jobs_that_refer_to_each_other_are_freed},
+    {"a_subtree_settling_after_reset_frees_its_ancestors_safely",
+     a_subtree_settling_after_reset_frees_its_ancestors_safely},
     {"a_blocker_cycle_of_200k_files_is_found_without_recursion",
      a_blocker_cycle_of_200k_files_is_found_without_recursion},
     {"dedupe_hook_is_probed_for_a_request_too",

@@ -401,7 +401,9 @@ static void settle(vsched *s, vsched__node *n)
                 vsched__nodevec_push(&gone, x) != VSCHED_OK)
                 abort();
         }
-    for (uint32_t i = 0; i < gone.n; i++)
+    /* Top-down: dropping a child's parent reference may free that parent,
+     * so the parent's own is dropped first. */
+    for (uint32_t i = gone.n; i-- > 0;)
         drop_parent(s, gone.v[i]);
     vsched__nodevec_free(&gone);
     if (released)
