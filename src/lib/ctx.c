@@ -5,6 +5,7 @@
  * appended to the task (only its own worker touches it while it runs), and
  * cancellation reads the node's flag and the scheduler's stop flag.
  */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,4 +86,29 @@ void vsched__diags_free(vsched_diag *d, size_t n)
         free((char *)d[i].message);
     }
     free(d);
+}
+
+/* The loader's canonical name of `name`, computed on the caller's thread
+ * under the serial-loader lock when the loader is not thread-safe. */
+int vsched__canonical_name(vsched *s, const char *name, char **out)
+{
+    const vsched_loader_binding *lb = &s->opts.loader;
+    vsched__task probe = {.s = s};
+    vsched_ctx ctx;
+    vsched__ctx_init(&ctx, &probe);
+    char *canon = NULL;
+    if (!lb->thread_safe)
+        pthread_mutex_lock(&s->serial_loader);
+    int rc = lb->ops->realpath(lb->inst, &ctx, name, &canon);
+    if (!lb->thread_safe)
+        pthread_mutex_unlock(&s->serial_loader);
+    vsched__diags_free(probe.diags, probe.n_diags);
+    if (rc == VSCHED_OK && canon == NULL)
+        rc = VSCHED_EINVAL;
+    if (rc != VSCHED_OK) {
+        free(canon);
+        return rc < 0 ? rc : VSCHED_EINVAL;
+    }
+    *out = canon;
+    return VSCHED_OK;
 }

@@ -190,22 +190,6 @@ static char **strv_copy(const char *const *v, size_t n)
     return c;
 }
 
-static void payload_free(vsched__job *j)
-{
-    if (j == NULL)
-        return;
-    free(j->kind);
-    free(j->name);
-    free(j->profile);
-    for (size_t i = 0; j->inputs != NULL && i < j->n_inputs; i++)
-        free(j->inputs[i]);
-    free(j->inputs);
-    free(j->key);
-    free(j->needs);
-    free(j->grants);
-    free(j);
-}
-
 static vsched__job *job_prepare(const vsched_node_spec *ns)
 {
     vsched__job *j = calloc(1, sizeof *j);
@@ -224,40 +208,16 @@ static vsched__job *job_prepare(const vsched_node_spec *ns)
         j->needs == NULL || j->grants == NULL ||
         (ns->profile != NULL && j->profile == NULL) ||
         (ns->dedupe_key != NULL && j->key == NULL)) {
-        payload_free(j);
+        vsched__job_payload_free(j);
         return NULL;
     }
     return j;
 }
 
-/* The loader's canonical name of `name` (on the caller's thread). */
-static int canonical_name(vsched *s, const char *name, char **out)
-{
-    const vsched_loader_binding *lb = &s->opts.loader;
-    vsched__task probe = {.s = s};
-    vsched_ctx ctx;
-    vsched__ctx_init(&ctx, &probe);
-    char *canon = NULL;
-    if (!lb->thread_safe)
-        pthread_mutex_lock(&s->serial_loader);
-    int rc = lb->ops->realpath(lb->inst, &ctx, name, &canon);
-    if (!lb->thread_safe)
-        pthread_mutex_unlock(&s->serial_loader);
-    vsched__diags_free(probe.diags, probe.n_diags);
-    if (rc == VSCHED_OK && canon == NULL)
-        rc = VSCHED_EINVAL;
-    if (rc != VSCHED_OK) {
-        free(canon);
-        return rc < 0 ? rc : VSCHED_EINVAL;
-    }
-    *out = canon;
-    return VSCHED_OK;
-}
-
 static void preps_free(prep *pr, size_t n)
 {
     for (size_t i = 0; pr != NULL && i < n; i++) {
-        payload_free(pr[i].job);
+        vsched__job_payload_free(pr[i].job);
         free(pr[i].canonical);
     }
     free(pr);
@@ -275,7 +235,7 @@ static int prepare(vsched *s, const vsched_dag *dag, prep **out)
             if ((pr[i].job = job_prepare(ns)) == NULL)
                 rc = VSCHED_ENOMEM;
         } else {
-            rc = canonical_name(s, ns->name, &pr[i].canonical);
+            rc = vsched__canonical_name(s, ns->name, &pr[i].canonical);
         }
         if (rc != VSCHED_OK) {
             preps_free(pr, dag->n_nodes);

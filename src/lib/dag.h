@@ -208,5 +208,8 @@ void vsched__job_in_free(vsched_job_in *in);
 const char *vsched__node_name(const vsched__node *n);
 /* Free a job's payload; called when its node is freed. */
 void vsched__job_free(vsched *s, vsched__node *n);
+/* Free a payload that holds no node references (a prepared spec, or the
+ * rest of a freed node's). */
+void vsched__job_payload_free(vsched__job *j);
 
 #endif

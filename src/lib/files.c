@@ -8,6 +8,7 @@
 #include <xxhash.h>
 
 #include "internal.h"
+#include "names.h"
 
 /* Process-wide: incarnations are never reused, across schedulers too. */
 static atomic_uint_fast64_t next_incarnation = 1;
@@ -170,12 +171,7 @@ typedef struct vsched__depentry {
 static size_t dep_slot(vsched__depentry *const *slots, size_t cap,
                        const char *name, uint64_t hash)
 {
-    size_t mask = cap - 1;
-    size_t i = (size_t)hash & mask;
-    while (slots[i] != NULL &&
-           (slots[i]->hash != hash || strcmp(slots[i]->name, name) != 0))
-        i = (i + 1) & mask;
-    return i;
+    return VSCHED__NAME_SLOT(vsched__depentry, slots, cap, name, hash);
 }
 
 static vsched__depentry *dep_find(const vsched__dependents *d,
@@ -366,12 +362,7 @@ uint64_t vsched__name_hash(const char *name, size_t len)
 static size_t slot_of(vsched__file *const *slots, size_t cap,
                       const char *name, uint64_t hash)
 {
-    size_t mask = cap - 1;
-    size_t i = (size_t)hash & mask;
-    while (slots[i] != NULL &&
-           (slots[i]->hash != hash || strcmp(slots[i]->name, name) != 0))
-        i = (i + 1) & mask;
-    return i;
+    return VSCHED__NAME_SLOT(vsched__file, slots, cap, name, hash);
 }
 
 vsched__file *vsched__files_find_h(const vsched__files *t, const char *name,

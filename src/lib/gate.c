@@ -340,10 +340,10 @@ void vsched__job_in_free(vsched_job_in *in)
     free(in);
 }
 
-void vsched__job_free(vsched *s, vsched__node *n)
+void vsched__job_payload_free(vsched__job *j)
 {
-    vsched__job *j = n->job;
-    n->job = NULL;
+    if (j == NULL)
+        return;
     free(j->kind);
     free(j->name);
     free(j->profile);
@@ -351,15 +351,22 @@ void vsched__job_free(vsched *s, vsched__node *n)
         free(j->inputs[i]);
     free(j->inputs);
     free(j->key);
-    for (size_t i = 0; i < j->n_deps; i++)
-        vsched__node_unref(s, j->deps[i].up);
     free(j->deps);
     free(j->needs);
     free(j->grants);
     free(j->output);
-    if (j->parent != NULL)
-        vsched__node_unref(s, j->parent);
     vsched_sem_release(j->sem);
     vsched_token_release(j->token);
     free(j);
+}
+
+void vsched__job_free(vsched *s, vsched__node *n)
+{
+    vsched__job *j = n->job;
+    n->job = NULL;
+    for (size_t i = 0; i < j->n_deps; i++)
+        vsched__node_unref(s, j->deps[i].up);
+    if (j->parent != NULL)
+        vsched__node_unref(s, j->parent);
+    vsched__job_payload_free(j);
 }

@@ -7,6 +7,7 @@
 #include <vsched/plugin.h>
 
 #include "inbox.h"
+#include "park.h"
 
 int vsched__inbox_init(vsched__inbox *q, size_t capacity)
 {
@@ -86,15 +87,8 @@ long vsched__inbox_pop_wait(vsched__inbox *q, vsched__item *out, size_t max,
                             int timeout_ms)
 {
     struct timespec until;
-    if (timeout_ms >= 0) {
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += timeout_ms / 1000;
-        until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
-    }
+    if (timeout_ms >= 0)
+        vsched__deadline_ms(&until, timeout_ms);
     pthread_mutex_lock(&q->lock);
     while (q->count == 0 && !q->stop && !q->nudged) {
         if (timeout_ms < 0)

@@ -391,6 +391,9 @@ VSCHED__HIDDEN void vsched__ctx_init(vsched_ctx *ctx, vsched__task *t);
 VSCHED__HIDDEN vsched_diag *vsched__diags_copy(const vsched_diag *d,
                                                size_t n);
 VSCHED__HIDDEN void vsched__diags_free(vsched_diag *d, size_t n);
+/* Canonical name through the loader; *out is malloc'd on VSCHED_OK. */
+VSCHED__HIDDEN int vsched__canonical_name(vsched *s, const char *name,
+                                          char **out);
 
 /* ---- pool.c ------------------------------------------------------------- */
 VSCHED__HIDDEN size_t vsched__pool_capacity(const vsched_pool *p);

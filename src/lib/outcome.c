@@ -212,11 +212,14 @@ static void release_one(vsched *s, vsched__node *up, vsched__node *d,
     vsched__make_ready_if_free(s, d);
 }
 
-void vsched__node_done(vsched *s, vsched__node *n, vsched__pass *p)
+/* n ended: every explicit edge from it is spent. A job applies the edge's
+ * gate; another file's stage is released (n DONE) or inherits the failure
+ * (on_fail). */
+static void release_down(vsched *s, vsched__node *n,
+                         void (*on_fail)(vsched *, vsched__node *,
+                                         vsched__node *, void *),
+                         void *arg, vsched__pass *p)
 {
-    finish(s, n, VSCHED__DONE, 0, n->why, p);
-    answer_waiters(s, n, p);
-    each_implicit(s, n, release_one, NULL);
     vsched__nodevec down = n->down;
     s->graph.edges_cap -= down.cap;
     n->down = (vsched__nodevec){0};
@@ -225,16 +228,24 @@ void vsched__node_done(vsched *s, vsched__node *n, vsched__pass *p)
         if (!vsched__node_terminal(d)) {
             d->xdeps--;
             s->graph.edges--;
-            if (d->job != NULL) {
-                vsched__job_upstream_ended(s, n, d, p);
-            } else {
-                d->deps_remaining--;
-                vsched__make_ready_if_free(s, d);
-            }
+            if (d->job != NULL)
+                vsched__job_upstream_ended(s, n, d, p); /* its gate */
+            else if (on_fail != NULL)
+                on_fail(s, n, d, arg);
+            else
+                release_one(s, n, d, NULL);
         }
         vsched__node_unref(s, d);
     }
     vsched__nodevec_free(&down);
+}
+
+void vsched__node_done(vsched *s, vsched__node *n, vsched__pass *p)
+{
+    finish(s, n, VSCHED__DONE, 0, n->why, p);
+    answer_waiters(s, n, p);
+    each_implicit(s, n, release_one, NULL);
+    release_down(s, n, NULL, NULL, p);
 }
 
 /* ---- failure, by worklist ----------------------------------------------------- */
@@ -350,22 +361,7 @@ static void fail_one(vsched *s, failure *f, worklist *w, vsched__pass *p)
            f->why, p);
     answer_waiters(s, n, p);
     each_implicit(s, n, push_inherited, w);
-    vsched__nodevec down = n->down;
-    s->graph.edges_cap -= down.cap;
-    n->down = (vsched__nodevec){0};
-    for (uint32_t i = 0; i < down.n; i++) {
-        vsched__node *d = down.v[i];
-        if (!vsched__node_terminal(d)) {
-            d->xdeps--;
-            s->graph.edges--;
-            if (d->job != NULL)
-                vsched__job_upstream_ended(s, n, d, p); /* its gate */
-            else
-                push_inherited(s, n, d, w);
-        }
-        vsched__node_unref(s, d);
-    }
-    vsched__nodevec_free(&down);
+    release_down(s, n, push_inherited, w, p);
 }
 
 /* Fail n with (status, origin, why), and everything that waits on it. */

@@ -50,18 +50,23 @@ void vsched__park_until(const void *addr, const atomic_int *flag)
     pthread_mutex_unlock(&b->lock);
 }
 
+void vsched__deadline_ms(struct timespec *at, int ms)
+{
+    clock_gettime(CLOCK_REALTIME, at);
+    at->tv_sec += ms / 1000;
+    at->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (at->tv_nsec >= 1000000000L) {
+        at->tv_sec++;
+        at->tv_nsec -= 1000000000L;
+    }
+}
+
 int vsched__park_until_ms(const void *addr, const atomic_int *flag, int ms)
 {
     if (ready(flag))
         return 1;
     struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += ms / 1000;
-    until.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    vsched__deadline_ms(&until, ms);
     bucket *b = bucket_of(addr);
     pthread_mutex_lock(&b->lock);
     atomic_fetch_add(&b->sleepers, 1);

@@ -32,4 +32,8 @@ void vsched__park_set(const void *addr, atomic_int *flag);
 /* Wake the waiters parked on addr (after making their condition true). */
 void vsched__park_wake(const void *addr);
 
+struct timespec;
+/* *at = now + ms on CLOCK_REALTIME (the clock of pthread_cond_timedwait). */
+void vsched__deadline_ms(struct timespec *at, int ms);
+
 #endif

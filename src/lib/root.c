@@ -7,6 +7,7 @@
 #include <xxhash.h>
 
 #include "internal.h"
+#include "names.h"
 
 /* One name's versions, oldest first; the first lives inline. */
 struct vsched__history {
@@ -59,12 +60,7 @@ void vsched__root_dir_release(vsched__root_dir *d)
 static size_t slot_of(vsched__history *const *slots, size_t cap,
                       const char *name, uint64_t hash)
 {
-    size_t mask = cap - 1;
-    size_t i = (size_t)hash & mask;
-    while (slots[i] != NULL &&
-           (slots[i]->hash != hash || strcmp(slots[i]->name, name) != 0))
-        i = (i + 1) & mask;
-    return i;
+    return VSCHED__NAME_SLOT(vsched__history, slots, cap, name, hash);
 }
 
 static vsched__history *find(const vsched__root_dir *d, const char *name,

@@ -415,21 +415,10 @@ int vsched_request_key(vsched *s, const vsched_request *req, char **key)
 {
     if (s == NULL || key == NULL || !request_valid(req))
         return VSCHED_EINVAL;
-    const vsched_loader_binding *lb = &s->opts.loader;
-    vsched__task probe = {.s = s};
-    vsched_ctx ctx;
-    vsched__ctx_init(&ctx, &probe);
     char *canon = NULL;
-    if (!lb->thread_safe)
-        pthread_mutex_lock(&s->serial_loader);
-    int rc = lb->ops->realpath(lb->inst, &ctx, req->name, &canon);
-    if (!lb->thread_safe)
-        pthread_mutex_unlock(&s->serial_loader);
-    vsched__diags_free(probe.diags, probe.n_diags);
-    if (rc != VSCHED_OK || canon == NULL) {
-        free(canon);
-        return rc < 0 ? rc : VSCHED_EINVAL;
-    }
+    int rc = vsched__canonical_name(s, req->name, &canon);
+    if (rc != VSCHED_OK)
+        return rc;
     int n = asprintf(key, "%s:%s:%s", vsched_stage_name(req->stage),
                      req->stage == VSCHED_STAGE_ARTIFACT ? req->profile : "",
                      canon);

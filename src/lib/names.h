@@ -1,0 +1,35 @@
+/*
+ * names -- the one probe of libvsched's tables keyed by a source name:
+ * the file table (files.c), the dependents index (files.c) and the MVCC
+ * history (root.c). Each is open addressing over pointers to entries that
+ * carry the name's hash (XXH3 of its bytes, computed once) and the name
+ * itself, at offsets the table gives.
+ */
+#ifndef VSCHED_LIB_NAMES_H
+#define VSCHED_LIB_NAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* The slot of `name` in slots[0..cap) (cap a power of two): where it is,
+ * or the empty slot where it belongs. */
+static inline size_t vsched__name_slot(void *const *slots, size_t cap,
+                                       const char *name, uint64_t hash,
+                                       size_t hash_at, size_t name_at)
+{
+    size_t mask = cap - 1;
+    for (size_t i = (size_t)hash & mask;; i = (i + 1) & mask) {
+        const char *e = slots[i];
+        if (e == NULL || (*(const uint64_t *)(e + hash_at) == hash &&
+                          strcmp(e + name_at, name) == 0))
+            return i;
+    }
+}
+
+/* For an entry type T with members `hash` and `name`. */
+#define VSCHED__NAME_SLOT(T, slots, cap, name, hash)                          \
+    vsched__name_slot((void *const *)(slots), (cap), (name), (hash),          \
+                      offsetof(T, hash), offsetof(T, name))
+
+#endif
