@@ -367,6 +367,7 @@ void sw_start(sw_world *w, const sw_options *o)
         .ready_capacity = o->ready_capacity,
         .observer = o->observer,
         .observer_user = o->observer_user,
+        .blocker_cycles_fail = o->cycles_fail,
     };
     CU_ASSERT_FATAL(vsched_create(&w->s, &so) == 0);
 }

@@ -49,6 +49,7 @@ typedef struct sw_options {
     void *observer_user;
     /* Loader: synthetic sources served by a function (NULL: files). */
     const char *(*content_of)(const char *name, char *buf, size_t cap);
+    int cycles_fail;             /* options.blocker_cycles_fail */
 } sw_options;
 
 typedef struct sw_world {

@@ -45,6 +45,8 @@
 
 int vsched__test_published(vsched *s, const char *name, uint64_t incarnation,
                            uint64_t generation, uint64_t content_hash);
+void vsched__test_dump(vsched *s, FILE *out);
+size_t vsched__test_order_violations(vsched *s, FILE *out);
 
 #define N_FILES 120
 #define N_PAIRS 4
@@ -71,15 +73,25 @@ static uint64_t next(uint64_t *x)
     return *x * 2685821657736338717u;
 }
 
-/* Content of file i: a version line and up to 3 blockers among j < i. */
+/* Blocker cycles: when set, a third of the blockers are drawn from every
+ * file, so cycles form, grow, merge and break as contents change. */
+static int cyclic;
+
+/* Content of file i: a version line and up to 3 blockers among j < i
+ * (any j != i when cyclic). */
 static void make_content(char *buf, size_t cap, int i, uint64_t *rng)
 {
-    int n = i == 0 ? 0 : (int)(next(rng) % 4);
+    int n = i == 0 && !cyclic ? 0 : (int)(next(rng) % 4);
     size_t off = (size_t)snprintf(buf, cap, "v%llu\n",
                                   (unsigned long long)(next(rng) % 100000));
-    for (int k = 0; k < n && off < cap; k++)
-        off += (size_t)snprintf(buf + off, cap - off, "blocker f%d\n",
-                                (int)(next(rng) % (uint64_t)i));
+    for (int k = 0; k < n && off < cap; k++) {
+        int j;
+        if (cyclic && (i == 0 || next(rng) % 3 == 0))
+            j = (i + 1 + (int)(next(rng) % (N_FILES - 1))) % N_FILES;
+        else
+            j = (int)(next(rng) % (uint64_t)i);
+        off += (size_t)snprintf(buf + off, cap - off, "blocker f%d\n", j);
+    }
 }
 
 static const char *kind_of(const char *name)
@@ -472,6 +484,8 @@ static void *run_worker(void *arg)
 
 static vsched *watched;
 static atomic_int finished;
+/* Edges found against the cycle search's order while the run went on. */
+static atomic_ulong order_violations;
 static uint64_t watch_deadline;
 
 static void *watchdog(void *arg)
@@ -489,9 +503,12 @@ static void *watchdog(void *arg)
                    (unsigned long long)st.edges,
                    vsched_ready_queue_depth(watched),
                    (unsigned long long)st.retired_pending);
+            vsched__test_dump(watched, stdout);
             fflush(stdout);
             _exit(97);
         }
+        atomic_fetch_add(&order_violations,
+                         vsched__test_order_violations(watched, stdout));
         sw_sleep_ms(50);
     }
     return NULL;
@@ -499,7 +516,8 @@ static void *watchdog(void *arg)
 
 /* ---- checks at quiescence ---------------------------------------------------- */
 
-/* Every file's Analysis folds its blockers' current Analysis hashes. */
+/* Every file's Analysis folds its blockers' current Analysis hashes --
+ * or, for a blocker in the same cycle (unit), the unit hash. */
 static unsigned long inconsistent_analyses(vsched *s)
 {
     unsigned long bad = 0;
@@ -518,7 +536,9 @@ static unsigned long inconsistent_analyses(vsched *s)
                 sw_submit(s, r->blockers[i], VSCHED_STAGE_ANALYSIS, 0);
             const vsched_result *rb = NULL;
             ok &= vsched_wait(hb, &rb) == 0;
-            b[i] = rb->analysis_hash;
+            b[i] = r->unit_hash != 0 && rb->unit_hash == r->unit_hash
+                       ? r->unit_hash
+                       : rb->analysis_hash;
             vsched_handle_release(hb);
         }
         if (ok && r->analysis_hash != sw_fold(r->content_hash, b, nb)) {
@@ -533,7 +553,8 @@ static unsigned long inconsistent_analyses(vsched *s)
 
 static void churn(const char *label, sw_options *o, int which)
 {
-    mix = which;
+    mix = which & 1;
+    cyclic = (which & 2) != 0;
     unsigned long seed = env_or("VSCHED_CHURN_SEED", 1);
     unsigned long ms = env_or("VSCHED_CHURN_MS", 1500);
     unsigned long nth = env_or("VSCHED_CHURN_THREADS", 6);
@@ -564,6 +585,7 @@ static void churn(const char *label, sw_options *o, int which)
 
     watched = sw.s;
     atomic_store(&finished, 0);
+    atomic_store(&order_violations, 0);
     watch_deadline = sw_now_ns() + (ms + 60000) * 1000000u;
     pthread_t dog;
     pthread_create(&dog, NULL, watchdog, NULL);
@@ -625,6 +647,7 @@ static void churn(const char *label, sw_options *o, int which)
     CU_ASSERT_EQUAL(backwards, 0);
     CU_ASSERT_EQUAL(unfinished, 0);
     CU_ASSERT_EQUAL(dead, 0);
+    CU_ASSERT_EQUAL(atomic_load(&order_violations), 0);
     CU_ASSERT_EQUAL(st.waiters, 0);
     CU_ASSERT_EQUAL(st.edges, 0);
     CU_ASSERT(sw_job_peak("r1") <= 1);
@@ -674,6 +697,18 @@ static void churn_with_a_serial_executor_and_one_worker(void)
     churn("serial executor, 1 CPU", &o, 0);
 }
 
+static void churn_with_blocker_cycles(void)
+{
+    sw_options o = {.cpu_threads = 3, .io_threads = 2, .inbox_capacity = 16};
+    churn("blocker cycles, every operation", &o, 2);
+}
+
+static void churn_superseding_cycles_under_their_dependents(void)
+{
+    sw_options o = {.cpu_threads = 2, .io_threads = 1, .inbox_capacity = 8};
+    churn("blocker cycles superseded under running dependents", &o, 3);
+}
+
 static void churn_superseding_blockers_under_their_dependents(void)
 {
     sw_options o = {.cpu_threads = 3, .io_threads = 2, .inbox_capacity = 16};
@@ -688,6 +723,9 @@ static const vr_cu_test tests[] = {
      churn_with_a_serial_executor_and_one_worker},
     {"churn_superseding_blockers_under_their_dependents",
      churn_superseding_blockers_under_their_dependents},
+    {"churn_with_blocker_cycles", churn_with_blocker_cycles},
+    {"churn_superseding_cycles_under_their_dependents",
+     churn_superseding_cycles_under_their_dependents},
     {NULL, NULL},
 };
 

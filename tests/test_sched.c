@@ -167,7 +167,9 @@ static void missing_blocker_fails_dependent_naming_it(void)
 
 static void blocker_cycle_is_reported_not_hung(void)
 {
+    cycles_fail = 1; /* a language that forbids them */
     vsched *s = start(broken, 2);
+    cycles_fail = 0;
     const vsched_result *r;
     vsched_handle *h;
     CU_ASSERT_EQUAL(request(s, "c.c", VSCHED_STAGE_ARTIFACT, &r, &h),
@@ -179,6 +181,24 @@ static void blocker_cycle_is_reported_not_hung(void)
     /* The scheduler still works afterwards. */
     CU_ASSERT_EQUAL(request(s, "ok.c", VSCHED_STAGE_ARTIFACT, &r, &h), 0);
     vsched_handle_release(h);
+    stop(s);
+}
+
+/* Where the language allows them (the default), the same cycle builds. */
+static void blocker_cycle_builds_by_default(void)
+{
+    vsched *s = start(broken, 2);
+    const vsched_result *r;
+    vsched_handle *h;
+    CU_ASSERT_EQUAL(request(s, "c.c", VSCHED_STAGE_ARTIFACT, &r, &h), 0);
+    CU_ASSERT_EQUAL(r->unit_hash, 0); /* c.c is outside the cycle */
+    vsched_handle_release(h);
+    CU_ASSERT_EQUAL(request(s, "x.h", VSCHED_STAGE_ANALYSIS, &r, &h), 0);
+    CU_ASSERT_NOT_EQUAL(r->unit_hash, 0);
+    vsched_handle_release(h);
+    vsched_stats st;
+    vsched_get_stats(s, &st);
+    CU_ASSERT_EQUAL(st.cycle_units, 1);
     stop(s);
 }
 
@@ -386,6 +406,7 @@ static const vr_cu_test tests[] = {
     {"missing_blocker_fails_dependent_naming_it",
      missing_blocker_fails_dependent_naming_it},
     {"blocker_cycle_is_reported_not_hung", blocker_cycle_is_reported_not_hung},
+    {"blocker_cycle_builds_by_default", blocker_cycle_builds_by_default},
     {"executor_failure_carries_diagnostics_and_spares_the_rest",
      executor_failure_carries_diagnostics_and_spares_the_rest},
     {"unresolvable_name_fails_without_running_anything",

@@ -781,7 +781,8 @@ static void *stream(void *arg)
 static void blocker_cycle_is_reported_while_other_work_streams(void)
 {
     sw_world w;
-    sw_options o = {.files = cycle_files, .cpu_threads = 2};
+    sw_options o = {.files = cycle_files, .cpu_threads = 2,
+                    .cycles_fail = 1};
     sw_start(&w, &o);
     /* Other work runs the whole time: one Artifact held running, and a
      * stream of requests of other files around it. The scheduler is
@@ -1105,7 +1106,8 @@ static void a_subtree_settling_after_reset_frees_its_ancestors_safely(void)
 }
 
 /* A blocker cycle of 200,000 files: found without recursion (the stack
- * would not hold a frame per file) and reported. VSCHED_CHAIN sets
+ * would not hold a frame per file) and reported where cycles are errors,
+ * or built as one unit where they are not. VSCHED_CHAIN sets
  * another length (the sanitizer passes use a shorter one: they check the
  * same code for races and leaks, at ten times the cost per step). */
 static long chain_len = 200000;
@@ -1127,7 +1129,8 @@ static void a_blocker_cycle_of_200k_files_is_found_without_recursion(void)
     if (len != NULL && atol(len) > 1)
         chain_len = atol(len);
     sw_world w;
-    sw_options o = {.cpu_threads = 2, .content_of = chain_content};
+    sw_options o = {.cpu_threads = 2, .content_of = chain_content,
+                    .cycles_fail = 1};
     sw_start(&w, &o);
     vsched_handle *h = sw_submit(w.s, "c0", VSCHED_STAGE_ANALYSIS, 0);
     const vsched_result *r = NULL;
@@ -1135,6 +1138,35 @@ static void a_blocker_cycle_of_200k_files_is_found_without_recursion(void)
     CU_ASSERT(st == VSCHED_ECYCLE || st == VSCHED_EDEPFAIL);
     CU_ASSERT(r->message != NULL && strstr(r->message, "cycle") != NULL);
     vsched_handle_release(h);
+    sw_stop(&w);
+}
+
+static void a_blocker_cycle_of_200k_files_builds_as_one_unit(void)
+{
+    sw_world w;
+    sw_options o = {.cpu_threads = 2, .content_of = chain_content};
+    sw_start(&w, &o);
+    vsched_handle *h = sw_submit(w.s, "c0", VSCHED_STAGE_ANALYSIS, 0);
+    const vsched_result *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(wait_for(h, &r), 0);
+    uint64_t u = r->unit_hash;
+    CU_ASSERT_NOT_EQUAL(u, 0);
+    /* c0's one blocker (c1) is inside the unit: it folded the unit hash. */
+    CU_ASSERT_EQUAL(r->analysis_hash, sw_fold(r->content_hash, &u, 1));
+    vsched_handle_release(h);
+    /* Every member was built in the same unit. */
+    char last[32];
+    snprintf(last, sizeof last, "c%ld", chain_len - 1);
+    h = sw_submit(w.s, last, VSCHED_STAGE_ANALYSIS, 0);
+    CU_ASSERT_EQUAL_FATAL(wait_for(h, &r), 0);
+    CU_ASSERT_EQUAL(r->unit_hash, u);
+    CU_ASSERT_EQUAL(r->analysis_hash, sw_fold(r->content_hash, &u, 1));
+    vsched_handle_release(h);
+    vsched_stats st;
+    vsched_get_stats(w.s, &st);
+    CU_ASSERT_EQUAL(st.stage_runs[VSCHED_STAGE_ANALYSIS],
+                    (uint64_t)chain_len);
+    CU_ASSERT_EQUAL(st.edges, 0);
     sw_stop(&w);
 }
 
@@ -1241,6 +1273,8 @@ static const vr_cu_test tests[] = {
      a_subtree_settling_after_reset_frees_its_ancestors_safely},
     {"a_blocker_cycle_of_200k_files_is_found_without_recursion",
      a_blocker_cycle_of_200k_files_is_found_without_recursion},
+    {"a_blocker_cycle_of_200k_files_builds_as_one_unit",
+     a_blocker_cycle_of_200k_files_builds_as_one_unit},
     {"dedupe_hook_is_probed_for_a_request_too",
      dedupe_hook_is_probed_for_a_request_too},
     {NULL, NULL},

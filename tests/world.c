@@ -41,7 +41,8 @@ pthread_mutex_t rec_lock = PTHREAD_MUTEX_INITIALIZER;
 event events[4096];
 size_t n_events;
 atomic_int artifact_delay_us; /* makes some artifacts slow */
-const char *fail_artifact;    /* this file's Artifact fails */
+const char *fail_artifact;
+int cycles_fail;    /* this file's Artifact fails */
 void (*stage_hook)(char stage, const char *name, const vsched_ctx *ctx);
 const char *(*classify_hook)(const char *name);
 
@@ -182,6 +183,7 @@ vsched *start_with(const mem_file *files, unsigned cpu_threads,
         .executor = {&rec_executor, NULL, 1},
         .observer = observer,
         .inbox_capacity = inbox_capacity,
+        .blocker_cycles_fail = cycles_fail,
     };
     return memfs_start(&cpu, &io, cpu_threads, &o);
 }

@@ -129,6 +129,14 @@ typedef struct vsched_options {
     /* Job graph: bound of the ready queue of jobs (vsched_submit_dag);
      * 0 = 64. */
     size_t ready_capacity;
+    /* Blocker cycles. 0 (the default): a cycle builds as one unit, as C
+     * headers with include guards that include each other do -- every
+     * member's Analysis waits for what the cycle waits on outside it,
+     * folds one hash of all the members for each blocker inside it, and
+     * all members finish together (vsched_result.unit_hash). 1: for a
+     * language that forbids them, a cycle fails the file that closes it
+     * (VSCHED_ECYCLE, the chain in the message) and what depends on it. */
+    int blocker_cycles_fail;
 } vsched_options;
 
 /* Create a scheduler and start its driver thread. */
@@ -205,6 +213,9 @@ typedef struct vsched_result {
     const vsched_diag *diags;  /* diagnostics of the failing or final stage */
     size_t n_diags;
     uint64_t started_ns, finished_ns; /* monotonic; stage work of this file */
+    /* The hash of the blocker cycle whose unit built this file's Analysis
+     * (folded for each blocker inside the cycle), or 0. */
+    uint64_t unit_hash;
 } vsched_result;
 
 /* Submit one request; *out receives a handle the caller releases with
@@ -364,6 +375,8 @@ typedef struct vsched_stats {
                                       it returns) */
     uint64_t stage_runs[3];        /* executed Source/Analysis/Artifact */
     uint64_t stage_failures[3];
+    uint64_t cycle_units;          /* blocker cycles built as one unit
+                                      (formed, merged ones included) */
 } vsched_stats;
 
 VSCHED_API void vsched_get_stats(vsched *s, vsched_stats *out);

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "unit.h"
 
 /* ---- binding and admission -------------------------------------------------- */
 
@@ -136,14 +137,7 @@ static void gate_all(vsched *s, vsched__nodevec *work, vsched__nodevec *made,
                     vsched__nodevec_push(made, ba) != VSCHED_OK)
                     abort();
             }
-            char *cycle = vsched__cycle_through(s, ba, x);
-            if (cycle != NULL) {
-                vsched__node_fail(s, x, VSCHED_ECYCLE, cycle,
-                                  strdup(vsched__node_name(ba)), NULL, 0, -1,
-                                  p);
-                break;
-            }
-            vsched__wait_on(s, ba, x, 1, p);
+            vsched__link_blocker(s, ba, x, p);
         }
     }
     for (size_t i = made->n; i-- > 0;)
@@ -164,15 +158,7 @@ void vsched__gate_on_blockers(vsched *s, vsched__node *n, vsched__pass *p)
     if (simple) {
         for (size_t i = 0; i < f->n_blockers && !vsched__node_terminal(n);
              i++) {
-            vsched__node *ba = f->blockers[i]->analysis;
-            char *cycle = vsched__cycle_through(s, ba, n);
-            if (cycle != NULL) {
-                vsched__node_fail(s, n, VSCHED_ECYCLE, cycle,
-                                  strdup(vsched__node_name(ba)), NULL, 0, -1,
-                                  p);
-                return;
-            }
-            vsched__wait_on(s, ba, n, 1, p);
+            vsched__link_blocker(s, f->blockers[i]->analysis, n, p);
         }
         return;
     }
@@ -328,6 +314,7 @@ void vsched__readmit_push(vsched *s, vsched_handle *h)
 
 void vsched__readmit_drain(vsched *s, vsched__pass *p)
 {
+    vsched__units_drain(s, p); /* replacements keep their waiters */
     while (s->readmit != NULL) {
         vsched_handle *h = s->readmit;
         s->readmit = h->next;

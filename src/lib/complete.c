@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "unit.h"
 
 /* n is still the current stage node of a live object. */
 static int identity_current(const vsched__node *n)
@@ -42,19 +43,16 @@ static int identity_current(const vsched__node *n)
     }
 }
 
-/* The current Analysis node of blocker b (a live object's), or NULL. */
-static vsched__node *blocker_analysis(vsched *s, vsched__file *b)
-{
-    if (b->retired)
-        b = vsched__files_find_h(&s->files, b->name, 0, b->hash);
-    return b != NULL ? b->analysis : NULL;
-}
-
 /* Put n (running or ready) back to waiting for its current inputs. */
 static void regate(vsched *s, vsched__node *n, vsched__pass *p)
 {
     vsched__unready(&s->graph, n);
     n->state = VSCHED__PENDING;
+    if (n->unit != NULL) {
+        /* A unit's inputs changed under it: built anew (unit.h). */
+        vsched__unit_dissolve(s, n->unit);
+        return;
+    }
     if (n->kind == VSCHED__K_ANALYSIS) {
         vsched__gate_on_blockers(s, n, p);
         if (!vsched__node_terminal(n))
@@ -72,10 +70,20 @@ int vsched__inputs_current(vsched *s, vsched__node *n, const vsched__task *t,
     vsched__file *f = n->file;
     int ok = 1;
     if (n->kind == VSCHED__K_ANALYSIS && f->facts != NULL) {
+        /* A member runs in its unit's release, and reads the other
+         * members as they are: not DONE, but the same nodes. */
+        const vsched__unit *u = n->unit;
+        if (u != NULL)
+            ok = u->state == VSCHED__UNIT_RUN &&
+                 (t == NULL || t->unit_seq == u->seq);
+        else
+            ok = t == NULL || t->unit_seq == 0;
         for (size_t i = 0; i < f->n_blockers && ok; i++) {
-            vsched__node *a = blocker_analysis(s, f->blockers[i]);
-            ok = a != NULL && a->state == VSCHED__DONE &&
-                 (t == NULL || (i < t->n_blockers && a->id == t->consumed[i]));
+            vsched__node *a = vsched__blocker_analysis(s, f->blockers[i]);
+            int same = t == NULL || (i < t->n_blockers &&
+                                     a != NULL && a->id == t->consumed[i]);
+            ok = a != NULL && same &&
+                 (a->state == VSCHED__DONE || (u != NULL && a->unit == u));
         }
     } else if (n->kind == VSCHED__K_ARTIFACT) {
         vsched__node *a = f->analysis;
@@ -160,7 +168,7 @@ static void take_diags(vsched__node *n, vsched__task *t)
     n->why = o;
 }
 
-void vsched__complete(vsched *s, vsched__task *t, vsched__pass *p)
+static void complete_one(vsched *s, vsched__task *t, vsched__pass *p)
 {
     vsched__node *n = t->node;
     n->task = NULL;
@@ -207,8 +215,18 @@ void vsched__complete(vsched *s, vsched__task *t, vsched__pass *p)
         return;
     }
     vsched__file *f = n->file;
+    if (n->kind == VSCHED__K_ANALYSIS && n->unit != NULL) {
+        /* DONE with the rest of its unit. */
+        f->analysis_hash = t->out_hash;
+        f->unit_hash = n->unit->hash;
+        take_diags(n, t);
+        vsched__unit_hold(s, n, p);
+        vsched__task_free(s, t);
+        return;
+    }
     if (n->kind == VSCHED__K_ANALYSIS) {
         f->analysis_hash = t->out_hash;
+        f->unit_hash = 0;
     } else if (n->kind == VSCHED__K_ARTIFACT) {
         vsched__slot *sl = vsched__file_find_slot(f, n->profile);
         if (sl != NULL) {
@@ -221,4 +239,10 @@ void vsched__complete(vsched *s, vsched__task *t, vsched__pass *p)
     take_diags(n, t);
     vsched__node_done(s, n, p);
     vsched__task_free(s, t);
+}
+
+void vsched__complete(vsched *s, vsched__task *t, vsched__pass *p)
+{
+    complete_one(s, t, p);
+    vsched__units_drain(s, p); /* what a refusal or failure dissolved */
 }

@@ -109,6 +109,7 @@ typedef struct vsched__file {
     struct vsched__file **deps, **blockers; /* references */
     size_t n_deps, n_blockers;
     uint64_t analysis_hash;  /* valid while analysis is DONE */
+    uint64_t unit_hash;      /* of the unit it was built in (unit.h), or 0 */
     struct vsched__file *successor; /* a re-home's replacement (reference) */
 
     char name[];             /* canonical source name */

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "unit.h"
 
 uint64_t vsched__now_ns(void)
 {
@@ -159,6 +160,7 @@ static void node_free(vsched *s, vsched__node *n)
     for (uint32_t i = 0; i < n->down.n; i++)
         vsched__node_unref(s, n->down.v[i]);
     vsched__nodevec_free(&n->down);
+    vsched__ups_clear(s, n);
     vsched__outcome_free(n->why);
     if (n->job != NULL)
         vsched__job_free(s, n);
@@ -194,6 +196,7 @@ void vsched__graph_fini(vsched__graph *g)
         if (n == NULL)
             continue;
         vsched__nodevec_free(&n->down);
+        vsched__nodevec_free(&n->ups);
     }
     free(g->ids);
     for (slab *sl = g->slabs; sl != NULL;) {
@@ -213,6 +216,7 @@ uint32_t vsched__graph_stamp(vsched__graph *g)
         for (size_t i = 0; i < g->ids_cap; i++)
             if (g->ids[i] != NULL)
                 g->ids[i]->mark = 0;
+        vsched__units_clear_marks(g);
         g->stamp = 1;
     }
     return g->stamp;
@@ -227,10 +231,51 @@ int vsched__edge_add(vsched__graph *g, vsched__node *up, vsched__node *down)
         return VSCHED_ENOMEM;
     g->edges_cap += up->down.cap - cap;
     vsched__node_ref(down);
+    if (down->unit != NULL)
+        vsched__unit_busy(down);
     down->deps_remaining++;
     down->xdeps++;
     g->edges++;
     return VSCHED_OK;
+}
+
+void vsched__ups_add(vsched *s, vsched__node *up, vsched__node *down)
+{
+    vsched__nodevec *v = &down->ups;
+    if (v->n == v->cap) {
+        /* Full: drop the stale entries before growing. */
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < v->n; i++) {
+            if (vsched__node_terminal(v->v[i]))
+                vsched__node_unref(s, v->v[i]);
+            else
+                v->v[k++] = v->v[i];
+        }
+        v->n = k;
+    }
+    if (vsched__nodevec_push(v, up) != VSCHED_OK)
+        abort(); /* an edge is never half recorded */
+    vsched__node_ref(up);
+}
+
+void vsched__ups_remove(vsched *s, vsched__node *down, vsched__node *up)
+{
+    vsched__nodevec *v = &down->ups;
+    for (uint32_t i = 0; i < v->n; i++)
+        if (v->v[i] == up) {
+            v->v[i] = v->v[--v->n];
+            vsched__node_unref(s, up);
+            return;
+        }
+}
+
+void vsched__ups_clear(vsched *s, vsched__node *down)
+{
+    vsched__nodevec v = down->ups;
+    down->ups = (vsched__nodevec){0};
+    for (uint32_t i = 0; i < v.n; i++)
+        vsched__node_unref(s, v.v[i]);
+    vsched__nodevec_free(&v);
 }
 
 /* ---- ready queues (ready.h) ----------------------------------------------------- */
@@ -259,7 +304,11 @@ void vsched__push_ready(vsched *s, vsched__node *n)
 
 void vsched__make_ready_if_free(vsched *s, vsched__node *n)
 {
-    if (n->state == VSCHED__PENDING && n->deps_remaining == 0)
+    if (n->state != VSCHED__PENDING || n->deps_remaining != 0 || n->doomed)
+        return;
+    if (n->unit != NULL)
+        vsched__unit_note_free(s, n); /* the unit is released whole */
+    else
         vsched__push_ready(s, n);
 }
 

@@ -52,6 +52,7 @@ struct vsched__job;
 struct vsched__task;
 struct vsched__outcome;
 struct vsched_handle;
+struct vsched__unit;
 
 typedef enum vsched__node_state {
     VSCHED__PENDING,
@@ -86,6 +87,9 @@ typedef struct vsched__node {
     struct vsched__job *job;       /* jobs: gates, resources (dag.h) */
 
     vsched__nodevec down;          /* explicit downstream (references) */
+    vsched__nodevec ups;           /* Analysis: the Analyses it waits on
+                                      through edges (references; entries
+                                      that ended are stale), until it ends */
     struct vsched_handle *waiters; /* handles waiting for its end (a list) */
     struct vsched__task *task;     /* its task while out (prepared/running) */
     struct vsched__outcome *why;   /* message, failed_dep, diags; or NULL */
@@ -101,6 +105,7 @@ typedef struct vsched__node {
     uint32_t mark;                 /* traversal stamp */
     int64_t ord;                   /* Analysis: topological order (an
                                       upstream's is smaller), upstream.c */
+    struct vsched__unit *unit;     /* Analysis: its blocker cycle (unit.h) */
     int32_t status;                /* 0 or negative vsched_status */
     uint8_t kind, state;
     uint8_t phase;                 /* Source: 0 load, 1 parse */
@@ -109,6 +114,9 @@ typedef struct vsched__node {
     uint8_t admitted : 1;          /* was READY once (after-admission gates) */
     uint8_t executed : 1;          /* its executor call ran (stage_runs) */
     uint8_t admit_edges : 1;       /* AFTER_ADMISSION edges wait on it */
+    uint8_t unit_free : 1;         /* counted in unit->free */
+    uint8_t unit_held : 1;         /* finished, counted in unit->held */
+    uint8_t doomed : 1;            /* queued for replacement (unit.h) */
     atomic_int cancel;             /* read by its running task */
 } vsched__node;
 
@@ -125,6 +133,10 @@ typedef struct vsched__graph {
     size_t edges_cap;              /* backing slots of the down lists */
     uint32_t stamp;                /* the last traversal stamp */
     int64_t ord_lo, ord_hi;        /* Analysis order numbers handed out */
+    struct vsched__unit *units;    /* blocker cycles (unit.h), a list */
+    uint64_t unit_seq;             /* the last unit release's serial */
+    uint64_t units_formed;
+    vsched__nodevec doomed;        /* nodes to replace (references) */
 } vsched__graph;
 
 uint64_t vsched__now_ns(void);
@@ -164,6 +176,14 @@ void vsched__graph_each(const vsched__graph *g,
 
 /* Explicit edge up -> down (up not terminal): down waits for up. */
 int vsched__edge_add(vsched__graph *g, vsched__node *up, vsched__node *down);
+
+/* Record the Analysis edge up -> down in down's ups (both Analyses). */
+void vsched__ups_add(struct vsched *s, vsched__node *up, vsched__node *down);
+/* Forget the entry of up in down's ups (an edge spent while up runs on). */
+void vsched__ups_remove(struct vsched *s, vsched__node *down,
+                        vsched__node *up);
+/* Drop every entry (down ended). */
+void vsched__ups_clear(struct vsched *s, vsched__node *down);
 
 /* Queue of a node's next step. */
 int vsched__node_queue(const vsched__node *n);

@@ -44,6 +44,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <vsched/vsched.h>
 
@@ -89,6 +90,7 @@ typedef struct vsched__task {
     uint64_t content_hash;
     uint64_t analysis_hash;    /* Artifact: the file's, read at start */
     uint64_t consumed_analysis; /* Artifact: id of the Analysis it read */
+    uint64_t unit_seq;         /* Analysis: its unit's release, or 0 */
     uint64_t *blocker_hashes;  /* Analysis: in extract_deps order */
     uint64_t *consumed;        /* Analysis: id of each blocker's Analysis */
     size_t n_blockers;
@@ -280,6 +282,9 @@ VSCHED__HIDDEN void vsched__node_fail(vsched *s, vsched__node *n, int status,
                                       char *message, char *failed_dep,
                                       vsched_diag *diags, size_t n_diags,
                                       int origin, vsched__pass *p);
+/* End n silently: no event, no waiters (moved by the caller), no
+ * downstream (detached by the caller); a replaced Analysis. */
+VSCHED__HIDDEN void vsched__node_drop(vsched *s, vsched__node *n);
 /* n (not terminal) will wait for up: an implicit or explicit edge, or at
  * once n's failure when up failed. Returns 0, or -1 when n failed. */
 VSCHED__HIDDEN int vsched__wait_on(vsched *s, vsched__node *up,
@@ -293,10 +298,15 @@ VSCHED__HIDDEN vsched__file *vsched__live(vsched *s, vsched__file *f);
  * not terminal), re-ordering the ready queues. */
 VSCHED__HIDDEN void vsched__raise(vsched *s, vsched__node *n, int priority,
                                   uint32_t weight_us);
-/* Would n waiting on up close a cycle (up already waits on n,
- * transitively)? Returns a message naming the chain (heap), or NULL. */
-VSCHED__HIDDEN char *vsched__cycle_through(vsched *s, vsched__node *up,
-                                           vsched__node *n);
+/* The current Analysis of blocker b's live object, or NULL. */
+VSCHED__HIDDEN vsched__node *vsched__blocker_analysis(vsched *s,
+                                                      vsched__file *b);
+/* n, an Analysis, waits for up, the Analysis of one of its blockers: an
+ * edge; or, when that closes a cycle, n's failure (VSCHED_ECYCLE, where
+ * options.blocker_cycles_fail) or one unit of the cycle (unit.h).
+ * Returns 0, or -1 when n failed. */
+VSCHED__HIDDEN int vsched__link_blocker(vsched *s, vsched__node *up,
+                                        vsched__node *n, vsched__pass *p);
 
 /* ---- admit.c: admission (lock held) ------------------------------------- */
 /* Bind h to the file object of its name at submission (lock held). */
@@ -326,7 +336,7 @@ VSCHED__HIDDEN vsched__node *vsched__ensure_artifact(vsched *s,
                                                      int prio,
                                                      vsched__pass *p);
 /* n, an Analysis of an integrated file, waits for each blocker's current
- * Analysis (ensured); cycles are failed here. */
+ * Analysis (ensured; vsched__link_blocker). */
 VSCHED__HIDDEN void vsched__gate_on_blockers(vsched *s, vsched__node *n,
                                              vsched__pass *p);
 
@@ -346,6 +356,10 @@ VSCHED__HIDDEN vsched__file *vsched__rehome(vsched *s, vsched__file *f,
 VSCHED__HIDDEN void vsched__invalidate_dependents(vsched *s, vsched__file *f,
                                                   int f_done,
                                                   vsched__pass *p);
+/* Replace m, a doomed Analysis (unit.h), by a fresh one of its file --
+ * same generation, its waiters and dependents moved over -- gated anew. */
+VSCHED__HIDDEN void vsched__replace_analysis(vsched *s, vsched__node *m,
+                                             vsched__pass *p);
 /* End every node of the scheduler with status (teardown: SHUTDOWN). */
 VSCHED__HIDDEN void vsched__retire_all(vsched *s, int status,
                                        const char *reason, vsched__pass *p);
@@ -411,6 +425,10 @@ VSCHED__HIDDEN int vsched__test_published(vsched *s, const char *name,
                                           uint64_t generation,
                                           uint64_t content_hash);
 VSCHED__HIDDEN size_t vsched__test_conflicts(vsched *s);
+/* Print every unfinished node and what it waits on (takes the lock). */
+VSCHED__HIDDEN void vsched__test_dump(vsched *s, FILE *out);
+/* Edges that break the cycle search's order (printed); 0 when sound. */
+VSCHED__HIDDEN size_t vsched__test_order_violations(vsched *s, FILE *out);
 /* 1 once h has been answered (without waiting). */
 VSCHED__HIDDEN int vsched__test_handle_done(vsched_handle *h);
 

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "unit.h"
 
 static char *dup_or_null(const char *s)
 {
@@ -81,8 +82,10 @@ void vsched__handle_finish(vsched *s, vsched_handle *h, vsched__node *n,
         r->blockers = fa->blocker_names;
         r->n_blockers = fa->n_blockers;
         r->content_hash = fa->content_hash;
-        if (f->analysis != NULL && f->analysis->state == VSCHED__DONE)
+        if (f->analysis != NULL && f->analysis->state == VSCHED__DONE) {
             r->analysis_hash = f->analysis_hash;
+            r->unit_hash = f->unit_hash;
+        }
         if (n->kind == VSCHED__K_ARTIFACT && n->status == 0) {
             vsched__slot *sl = vsched__file_find_slot(f, n->profile);
             if (sl != NULL && sl->path != NULL)
@@ -149,9 +152,11 @@ static void answer_waiters(vsched *s, vsched__node *n, vsched__pass *p)
 /* ---- the terminal transition ------------------------------------------------ */
 
 /* State, times and bookkeeping of an ending node (no waiters, no
- * downstream). Takes ownership of why. */
-static void finish(vsched *s, vsched__node *n, vsched__node_state state,
-                   int status, vsched__outcome *why, vsched__pass *p)
+ * downstream). Takes ownership of why. A member of a unit leaves it; the
+ * unit is returned (held) when the caller must act on the rest. */
+static vsched__unit *finish(vsched *s, vsched__node *n,
+                            vsched__node_state state, int status,
+                            vsched__outcome *why, vsched__pass *p)
 {
     if (n->task != NULL && n->state != VSCHED__RUNNING) {
         /* A prepared task that never ran (a loaded Source waiting to be
@@ -171,6 +176,7 @@ static void finish(vsched *s, vsched__node *n, vsched__node_state state,
         n->started_ns = n->finished_ns;
     s->graph.edges -= n->xdeps;
     n->xdeps = 0;
+    vsched__ups_clear(s, n);
     atomic_store_explicit(&n->cancel, state != VSCHED__DONE,
                           memory_order_release);
     if (n->job != NULL)
@@ -178,6 +184,27 @@ static void finish(vsched *s, vsched__node *n, vsched__node_state state,
     if (s->node_waiters > 0)
         p->wake_dag = 1;
     vsched__pass_event(s, p, n);
+    return n->unit != NULL ? vsched__unit_leave(s, n) : NULL;
+}
+
+void vsched__node_drop(vsched *s, vsched__node *n)
+{
+    vsched__unready(&s->graph, n);
+    n->state = VSCHED__CANCELLED;
+    n->status = VSCHED_ESUPERSEDED;
+    n->finished_ns = vsched__now_ns();
+    if (n->started_ns == 0)
+        n->started_ns = n->finished_ns;
+    s->graph.edges -= n->xdeps;
+    n->xdeps = 0;
+    vsched__ups_clear(s, n);
+    atomic_store_explicit(&n->cancel, 1, memory_order_release);
+    if (n->unit != NULL) {
+        /* The replacement joins again when the cycle is found again. */
+        vsched__unit *u = vsched__unit_leave(s, n);
+        if (u != NULL)
+            vsched__unit_unhold(s, u);
+    }
 }
 
 /* Implicit downstream of n in its own file: Analysis after Source, every
@@ -242,7 +269,9 @@ static void release_down(vsched *s, vsched__node *n,
 
 void vsched__node_done(vsched *s, vsched__node *n, vsched__pass *p)
 {
-    finish(s, n, VSCHED__DONE, 0, n->why, p);
+    vsched__unit *u = finish(s, n, VSCHED__DONE, 0, n->why, p);
+    if (u != NULL)
+        vsched__unit_unhold(s, u); /* members are DONE only all together */
     answer_waiters(s, n, p);
     each_implicit(s, n, release_one, NULL);
     release_down(s, n, NULL, NULL, p);
@@ -357,11 +386,25 @@ static void fail_one(vsched *s, failure *f, worklist *w, vsched__pass *p)
     int cancelled = status == VSCHED_ECANCELLED ||
                     status == VSCHED_ESUPERSEDED ||
                     status == VSCHED_ESHUTDOWN;
-    finish(s, n, cancelled ? VSCHED__CANCELLED : VSCHED__FAILED, status,
-           f->why, p);
+    vsched__unit *u = finish(s, n, cancelled ? VSCHED__CANCELLED
+                                             : VSCHED__FAILED,
+                             status, f->why, p);
     answer_waiters(s, n, p);
     each_implicit(s, n, push_inherited, w);
     release_down(s, n, push_inherited, w, p);
+    if (u == NULL)
+        return;
+    if (status == VSCHED_ESUPERSEDED || status == VSCHED_ESHUTDOWN) {
+        /* Its content changed or it went: the rest is built anew. */
+        vsched__unit_dissolve(s, u);
+    } else {
+        /* A failure: every member depends on every other. */
+        u->state = VSCHED__UNIT_OVER;
+        for (uint32_t i = 0; i < u->members.n; i++)
+            if (u->members.v[i]->unit == u)
+                push_inherited(s, n, u->members.v[i], w);
+    }
+    vsched__unit_unhold(s, u);
 }
 
 /* Fail n with (status, origin, why), and everything that waits on it. */
@@ -411,7 +454,11 @@ int vsched__wait_on(vsched *s, vsched__node *up, vsched__node *n,
     if (explicit_edge) {
         if (vsched__edge_add(&s->graph, up, n) != VSCHED_OK)
             abort(); /* an edge is never half recorded */
+        if (up->kind == VSCHED__K_ANALYSIS && n->kind == VSCHED__K_ANALYSIS)
+            vsched__ups_add(s, up, n);
     } else {
+        if (n->unit != NULL)
+            vsched__unit_busy(n);
         n->deps_remaining++;
     }
     vsched__raise(s, up, n->priority, n->weight_us);

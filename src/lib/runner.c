@@ -29,6 +29,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "unit.h"
 
 #define RUNNER_BUDGET 256
 
@@ -83,6 +84,7 @@ static vsched__task *take_ready(vsched *s, int q, vsched__pass *p)
         } else {
             if (!vsched__inputs_current(s, n, NULL, p)) {
                 vsched__node_unref(s, n); /* gated again */
+                vsched__units_drain(s, p);
                 continue;
             }
             t = vsched__task_for(s, n);

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "unit.h"
 
 /* ---- the scheduler lock ------------------------------------------------------ */
 
@@ -189,6 +190,7 @@ void vsched_destroy(vsched *s)
     vsched__files_fini(s, &s->files);
     vsched__dag_fini(s);
     vsched__dependents_fini(&s->dependents);
+    vsched__units_fini(s);
     vsched__graph_fini(&s->graph);
     for (vsched__task *t = s->task_free; t != NULL;) {
         vsched__task *next = t->next_free;
@@ -653,6 +655,7 @@ void vsched_get_stats(vsched *s, vsched_stats *out)
     out->blockers_capacity = s->n_blockers;
     out->ready_depth_max = s->dag.queued_max;
     out->retired_pending = s->graph.retired + atomic_load(&s->n_retired_files);
+    out->cycle_units = vsched__units_formed(s);
     vsched__unlock(s, NULL);
     size_t versions, roots;
     vsched__root_counts(s->root, &versions, &roots);

@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "unit.h"
 
 /* Work of other files (and jobs) to re-gate once the sweep is done. */
 typedef struct sweep {
@@ -51,14 +52,10 @@ static void sweep_free(vsched *s, sweep *w)
     vsched__nodevec_free(&w->from);
 }
 
-/* End one unfinished node of the swept generation. */
-static void end_node(vsched *s, vsched__node *n, int status, sweep *w,
-                     vsched__pass *p)
+/* Detach what waits on n through edges: to be re-gated on the live node
+ * (the down references move to w; w NULL: dropped). */
+static void detach_down(vsched *s, vsched__node *n, sweep *w)
 {
-    if (n == NULL || vsched__node_terminal(n))
-        return;
-    /* Another file's work waiting on this node is detached, to be
-     * re-gated on the live node (the down references move to w). */
     vsched__nodevec down = n->down;
     s->graph.edges_cap -= down.cap;
     n->down = (vsched__nodevec){0};
@@ -82,6 +79,15 @@ static void end_node(vsched *s, vsched__node *n, int status, sweep *w,
             abort();
     }
     vsched__nodevec_free(&down);
+}
+
+/* End one unfinished node of the swept generation. */
+static void end_node(vsched *s, vsched__node *n, int status, sweep *w,
+                     vsched__pass *p)
+{
+    if (n == NULL || vsched__node_terminal(n))
+        return;
+    detach_down(s, n, w);
     char *msg = NULL;
     if (asprintf(&msg, "%s: %s (generation %llu)", n->file->name,
                  status == VSCHED_ESUPERSEDED ? "superseded by newer content"
@@ -136,6 +142,7 @@ static int sweep_file(vsched *s, vsched__file *f, int status, sweep *w,
     }
     vsched__file_clear_source(s, f);
     f->analysis_hash = 0;
+    f->unit_hash = 0;
     return done;
 }
 
@@ -180,16 +187,51 @@ static void regate(vsched *s, vsched__file *f, sweep *w, vsched__pass *p)
         }
         vsched__node *up =
             vsched__ensure_blocker_analysis(s, live, d->priority, p);
-        char *cycle = vsched__cycle_through(s, up, d);
-        if (cycle != NULL) {
-            vsched__node_fail(s, d, VSCHED_ECYCLE, cycle, strdup(live->name),
-                              NULL, 0, -1, p);
-            continue;
-        }
-        if (vsched__wait_on(s, up, d, 1, p) == 0)
+        if (vsched__link_blocker(s, up, d, p) == 0)
             vsched__make_ready_if_free(s, d);
     }
     sweep_free(s, w);
+}
+
+/* ---- replacing a doomed Analysis (unit.h) ------------------------------------ */
+
+void vsched__replace_analysis(vsched *s, vsched__node *m, vsched__pass *p)
+{
+    vsched__file *f = m->file;
+    if (vsched__node_terminal(m) || f->retired || f->analysis != m) {
+        /* Ended meanwhile (its leaving counted the bit), or not current. */
+        if (!vsched__node_terminal(m) && m->unit != NULL && m->doomed)
+            m->unit->doomed--;
+        m->doomed = 0;
+        return;
+    }
+    sweep w = {{0}, {0}};
+    detach_down(s, m, &w);
+    vsched_handle *waiters = m->waiters;
+    m->waiters = NULL;
+    int prio = m->priority;
+    uint32_t weight = m->weight_us;
+    f->analysis = NULL;
+    f->analysis_hash = 0;
+    f->unit_hash = 0;
+    vsched__node_drop(s, m);
+    m->doomed = 0;
+    vsched__node_retire(s, m);
+    vsched__node *na = vsched__ensure_analysis(s, f, prio, p);
+    vsched__raise(s, na, prio, weight);
+    while (waiters != NULL) {
+        vsched_handle *h = waiters;
+        waiters = h->next;
+        if (vsched__node_terminal(na)) {
+            h->next = NULL;
+            s->waiters--;
+            vsched__handle_finish(s, h, na, p);
+        } else {
+            h->next = na->waiters;
+            na->waiters = h;
+        }
+    }
+    regate(s, f, &w, p);
 }
 
 /* ---- what was derived from old content ------------------------------------------ */
@@ -202,13 +244,7 @@ static void regate_on_blocker(vsched *s, vsched__node *d, vsched__file *b,
     vsched__unready(&s->graph, d);
     vsched__node *up = vsched__ensure_blocker_analysis(s, vsched__live(s, b),
                                                        d->priority, p);
-    char *cycle = vsched__cycle_through(s, up, d);
-    if (cycle != NULL) {
-        vsched__node_fail(s, d, VSCHED_ECYCLE, cycle, strdup(b->name), NULL,
-                          0, -1, p);
-        return;
-    }
-    if (vsched__wait_on(s, up, d, 1, p) == 0)
+    if (vsched__link_blocker(s, up, d, p) == 0)
         vsched__make_ready_if_free(s, d);
 }
 
@@ -219,6 +255,7 @@ static void forget_derived(vsched *s, vsched__file *f, vsched__pass *p)
     vsched__node *a = f->analysis;
     f->analysis = NULL;
     f->analysis_hash = 0;
+    f->unit_hash = 0;
     vsched__node_retire(s, a);
     vsched__node *na = NULL;
     for (uint32_t i = 0; i < f->n_slots; i++) {
@@ -399,6 +436,7 @@ void vsched__retire_all(vsched *s, int status, const char *reason,
         vsched__handle_refuse(s, h, status, reason, p);
     }
     s->readmit_tail = NULL;
+    vsched__units_drain(s, p); /* every member ended: nothing to replace */
     vsched__ready_clear(s);
     vsched__job_history_clear(s);
     vsched__dependents_fini(&s->dependents);

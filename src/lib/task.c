@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "unit.h"
 
 static vsched__task *task_alloc(vsched *s)
 {
@@ -65,26 +66,31 @@ void vsched__task_free(vsched *s, vsched__task *t)
     s->task_free = t;
 }
 
-/* Analysis: each blocker's analysis hash, and the node it came from. */
-static int read_blockers(vsched *s, vsched__task *t, const vsched__file *f)
+/* Analysis: each blocker's analysis hash, and the node it came from; for
+ * a blocker in n's own unit, the unit hash. */
+static int read_blockers(vsched *s, vsched__task *t, const vsched__node *n)
 {
-    size_t n = f->facts != NULL ? f->n_blockers : 0;
-    t->n_blockers = n;
+    const vsched__file *f = n->file;
+    const vsched__unit *u = n->unit;
+    t->unit_seq = u != NULL ? u->seq : 0;
+    size_t nb = f->facts != NULL ? f->n_blockers : 0;
+    t->n_blockers = nb;
     t->blocker_hashes = t->inline_hashes;
     t->consumed = t->inline_consumed;
-    if (n > 4) {
-        t->blocker_hashes = malloc(n * sizeof *t->blocker_hashes);
-        t->consumed = malloc(n * sizeof *t->consumed);
+    if (nb > 4) {
+        t->blocker_hashes = malloc(nb * sizeof *t->blocker_hashes);
+        t->consumed = malloc(nb * sizeof *t->consumed);
         if (t->blocker_hashes == NULL || t->consumed == NULL)
             return VSCHED_ENOMEM;
     }
-    for (size_t i = 0; i < n; i++) {
-        vsched__file *b = f->blockers[i];
-        if (b->retired)
-            b = vsched__files_find_h(&s->files, b->name, 0, b->hash);
-        /* vsched__inputs_current checked each is a DONE Analysis. */
-        t->blocker_hashes[i] = b->analysis_hash;
-        t->consumed[i] = b->analysis->id;
+    for (size_t i = 0; i < nb; i++) {
+        vsched__node *a = vsched__blocker_analysis(s, f->blockers[i]);
+        /* vsched__inputs_current checked each is a DONE Analysis, or a
+         * member of n's unit. */
+        t->blocker_hashes[i] = u != NULL && a->unit == u
+                                   ? u->hash
+                                   : a->file->analysis_hash;
+        t->consumed[i] = a->id;
     }
     return VSCHED_OK;
 }
@@ -114,7 +120,7 @@ vsched__task *vsched__task_for(vsched *s, vsched__node *n)
         memcpy(t->bytes, f->content, f->content_len);
         t->bytes[f->content_len] = '\0';
     } else if (n->kind == VSCHED__K_ANALYSIS) {
-        if (read_blockers(s, t, f) != VSCHED_OK)
+        if (read_blockers(s, t, n) != VSCHED_OK)
             goto fail;
     } else if (n->kind == VSCHED__K_ARTIFACT) {
         t->analysis_hash = f->analysis_hash;
