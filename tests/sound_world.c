@@ -368,6 +368,8 @@ void sw_start(sw_world *w, const sw_options *o)
         .observer = o->observer,
         .observer_user = o->observer_user,
         .blocker_cycles_fail = o->cycles_fail,
+        .task_observer = o->task_observer,
+        .task_observer_user = o->task_observer_user,
     };
     CU_ASSERT_FATAL(vsched_create(&w->s, &so) == 0);
 }

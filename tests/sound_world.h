@@ -50,6 +50,8 @@ typedef struct sw_options {
     /* Loader: synthetic sources served by a function (NULL: files). */
     const char *(*content_of)(const char *name, char *buf, size_t cap);
     int cycles_fail;             /* options.blocker_cycles_fail */
+    vsched_task_observer_fn task_observer;
+    void *task_observer_user;
 } sw_options;
 
 typedef struct sw_world {

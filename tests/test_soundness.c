@@ -1170,6 +1170,113 @@ static void a_blocker_cycle_of_200k_files_builds_as_one_unit(void)
     sw_stop(&w);
 }
 
+/* ---- 18. task events (traces) ---------------------------------------------- */
+
+typedef struct task_log {
+    pthread_mutex_t lock;
+    vsched_task_event ev[64];
+    char names[64][32], steps[64][16];
+    size_t n;
+} task_log;
+
+static void log_task(void *user, const vsched_task_event *ev)
+{
+    task_log *l = user;
+    pthread_mutex_lock(&l->lock);
+    if (l->n < 64) {
+        l->ev[l->n] = *ev;
+        snprintf(l->names[l->n], sizeof l->names[0], "%s", ev->name);
+        snprintf(l->steps[l->n], sizeof l->steps[0], "%s", ev->step);
+        l->n++;
+    }
+    pthread_mutex_unlock(&l->lock);
+}
+
+static const memfs_file traced_files[] = {
+    {"t.c", "blocker t.h\n"}, {"t.h", "int h;\n"}, {NULL, NULL}};
+
+/* One event per task that ran, on the pool and thread that ran it; runs on
+ * one thread never overlap. */
+static void every_task_is_reported_with_its_pool_and_thread(void)
+{
+    static task_log log = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    log.n = 0;
+    sw_world w;
+    sw_options o = {.files = traced_files, .cpu_threads = 2,
+                    .task_observer = log_task, .task_observer_user = &log};
+    sw_start(&w, &o);
+    CU_ASSERT_EQUAL(ask(w.s, "t.c", VSCHED_STAGE_ARTIFACT, NULL), 0);
+    vsched_node_spec n[1] = {sw_job("j1")};
+    vsched_dag dag = {n, 1, NULL, 0, NULL, NULL, 0};
+    uint64_t id;
+    vsched_admission adm;
+    CU_ASSERT_FATAL(vsched_submit_dag(w.s, &dag, &id, &adm, NULL) == 0);
+    vsched_node_info info;
+    CU_ASSERT_EQUAL(sw_node_poll(w.s, id, 5000, &info), VSCHED_NODE_DONE);
+    vsched_node_info_clear(&info);
+    sw_stop(&w); /* every event delivered */
+    /* t.c: load, parse, analysis, artifact; t.h: load, parse, analysis;
+     * the job. */
+    static const char *const want[][2] = {
+        {"t.c", "load"}, {"t.c", "parse"}, {"t.c", "analysis"},
+        {"t.c", "artifact"}, {"t.h", "load"}, {"t.h", "parse"},
+        {"t.h", "analysis"}, {"j1", "test"}};
+    CU_ASSERT_EQUAL(log.n, 8);
+    for (size_t k = 0; k < 8; k++) {
+        size_t hits = 0;
+        for (size_t i = 0; i < log.n; i++)
+            if (strcmp(log.names[i], want[k][0]) == 0 &&
+                strcmp(log.steps[i], want[k][1]) == 0) {
+                hits++;
+                const vsched_task_event *e = &log.ev[i];
+                CU_ASSERT_EQUAL(e->pool, strcmp(want[k][1], "load") == 0
+                                             ? VSCHED_POOL_IO
+                                             : VSCHED_POOL_CPU);
+                CU_ASSERT(e->worker >= 0 &&
+                          e->worker < (e->pool == VSCHED_POOL_IO ? 1 : 2));
+                CU_ASSERT(e->started_ns > 0 &&
+                          e->started_ns <= e->finished_ns);
+                CU_ASSERT_EQUAL(e->status, 0);
+                CU_ASSERT_EQUAL(e->refused, 0);
+                CU_ASSERT_EQUAL(e->is_job, strcmp(want[k][0], "j1") == 0);
+                CU_ASSERT(e->node != 0);
+            }
+        CU_ASSERT_EQUAL(hits, 1);
+    }
+    for (size_t i = 0; i < log.n; i++)
+        for (size_t j = i + 1; j < log.n; j++) {
+            const vsched_task_event *a = &log.ev[i], *b = &log.ev[j];
+            if (a->pool == b->pool && a->worker == b->worker)
+                CU_ASSERT(a->finished_ns <= b->started_ns ||
+                          b->finished_ns <= a->started_ns);
+        }
+}
+
+/* A task whose result went stale is reported refused. */
+static void a_stale_task_is_reported_refused(void)
+{
+    static task_log log = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    log.n = 0;
+    sw_world w;
+    sw_options o = {.files = traced_files, .cpu_threads = 2,
+                    .task_observer = log_task, .task_observer_user = &log};
+    sw_start(&w, &o);
+    atomic_store(&sw_stubborn, 1); /* the stale run returns normally */
+    sw_arm("A:t.h");
+    vsched_handle *h = sw_submit(w.s, "t.h", VSCHED_STAGE_ANALYSIS, 0);
+    sw_wait_entered("A:t.h");
+    vsched_invalidate(w.s, "t.h");
+    sw_open("A:t.h");
+    vsched_wait(h, NULL);
+    vsched_handle_release(h);
+    sw_stop(&w);
+    size_t refused = 0;
+    for (size_t i = 0; i < log.n; i++)
+        if (strcmp(log.steps[i], "analysis") == 0 && log.ev[i].refused)
+            refused++;
+    CU_ASSERT_EQUAL(refused, 1);
+}
+
 /* ---- 17. the dedupe hook on a single request ----------------------------- */
 
 static char probed_key[256];
@@ -1275,6 +1382,9 @@ static const vr_cu_test tests[] = {
      a_blocker_cycle_of_200k_files_is_found_without_recursion},
     {"a_blocker_cycle_of_200k_files_builds_as_one_unit",
      a_blocker_cycle_of_200k_files_builds_as_one_unit},
+    {"every_task_is_reported_with_its_pool_and_thread",
+     every_task_is_reported_with_its_pool_and_thread},
+    {"a_stale_task_is_reported_refused", a_stale_task_is_reported_refused},
     {"dedupe_hook_is_probed_for_a_request_too",
      dedupe_hook_is_probed_for_a_request_too},
     {NULL, NULL},

@@ -69,6 +69,9 @@ VSCHED_API unsigned vsched_pool_threads(const vsched_pool *pool);
 /* Kind of the pool whose worker is the calling thread, or -1 if the caller
  * is no pool worker. */
 VSCHED_API int vsched_pool_current_kind(void);
+/* Index (0 .. threads-1) of the calling thread within its pool, or -1 if
+ * the caller is no pool worker: a stable lane for traces. */
+VSCHED_API int vsched_pool_current_worker(void);
 
 /* ------------------------------------------------------------------------
  * The scheduler.
@@ -108,6 +111,30 @@ typedef struct vsched_event {
     uint64_t started_ns, finished_ns; /* monotonic */
 } vsched_event;
 
+/* What a task observer hears: one task ran -- a Source's load (I/O pool)
+ * or parse, an Analysis or Artifact executor call, or a job -- with the
+ * thread that ran it and when. */
+typedef struct vsched_task_event {
+    uint64_t node;             /* graph node id of the stage or job */
+    vsched_stage stage;        /* file stages (jobs: VSCHED_STAGE_ARTIFACT) */
+    int is_job;
+    const char *name;          /* canonical source name, or the job's name */
+    const char *profile;       /* Artifact only, else NULL */
+    const char *step;          /* "load", "parse", "analysis", "artifact",
+                                  or the job's kind */
+    vsched_pool_kind pool;     /* the pool whose thread ran it */
+    int worker;                /* vsched_pool_current_worker() of it */
+    int status;                /* the task's own result (0 or negative) */
+    int refused;               /* 1: its result was stale and refused */
+    uint64_t started_ns, finished_ns; /* monotonic: the run itself */
+} vsched_task_event;
+
+/* Called like the observer below (unlocked, one call at a time, on the
+ * thread that integrated the task), after each task returns and before
+ * the events of the stages it ended. Strings valid for the call only. */
+typedef void (*vsched_task_observer_fn)(void *user,
+                                        const vsched_task_event *ev);
+
 /* Called without any scheduler lock held, once per stage that ends (done,
  * failed, or cancelled), on the thread that ended it -- a pool worker that
  * ran the stage, the driver, or a caller of invalidate, remove, reset or
@@ -137,6 +164,9 @@ typedef struct vsched_options {
      * language that forbids them, a cycle fails the file that closes it
      * (VSCHED_ECYCLE, the chain in the message) and what depends on it. */
     int blocker_cycles_fail;
+    /* Optional: hears every task that ran (traces). */
+    vsched_task_observer_fn task_observer;
+    void *task_observer_user;
 } vsched_options;
 
 /* Create a scheduler and start its driver thread. */

@@ -168,13 +168,14 @@ static void take_diags(vsched__node *n, vsched__task *t)
     n->why = o;
 }
 
-static void complete_one(vsched *s, vsched__task *t, vsched__pass *p)
+/* Returns 1 when the completion was refused (stale). */
+static int complete_one(vsched *s, vsched__task *t, vsched__pass *p)
 {
     vsched__node *n = t->node;
     n->task = NULL;
     if (n->job != NULL) {
         vsched__job_complete(s, t, p);
-        return;
+        return 0;
     }
     int stage = (int)vsched__stage_of(n);
     if (t->ran)
@@ -182,7 +183,7 @@ static void complete_one(vsched *s, vsched__task *t, vsched__pass *p)
     if (n->state != VSCHED__RUNNING || !identity_current(n)) {
         atomic_fetch_add(&s->stale_refusals, 1);
         vsched__task_free(s, t);
-        return;
+        return 1;
     }
     if (t->status == VSCHED_OK && n->kind == VSCHED__K_SOURCE &&
         t->phase == 0) {
@@ -192,13 +193,13 @@ static void complete_one(vsched *s, vsched__task *t, vsched__pass *p)
         n->task = t;
         n->state = VSCHED__PENDING;
         vsched__push_ready(s, n);
-        return;
+        return 0;
     }
     int st = t->status;
     if (st == VSCHED_OK && !vsched__inputs_current(s, n, t, p)) {
         atomic_fetch_add(&s->stale_refusals, 1);
         vsched__task_free(s, t);
-        return;
+        return 1;
     }
     if (st == VSCHED_OK && n->kind == VSCHED__K_SOURCE)
         st = integrate_source(s, t, p);
@@ -212,7 +213,7 @@ static void complete_one(vsched *s, vsched__task *t, vsched__pass *p)
         t->diags = NULL;
         t->n_diags = 0;
         vsched__task_free(s, t);
-        return;
+        return 0;
     }
     vsched__file *f = n->file;
     if (n->kind == VSCHED__K_ANALYSIS && n->unit != NULL) {
@@ -222,7 +223,7 @@ static void complete_one(vsched *s, vsched__task *t, vsched__pass *p)
         take_diags(n, t);
         vsched__unit_hold(s, n, p);
         vsched__task_free(s, t);
-        return;
+        return 0;
     }
     if (n->kind == VSCHED__K_ANALYSIS) {
         f->analysis_hash = t->out_hash;
@@ -239,10 +240,51 @@ static void complete_one(vsched *s, vsched__task *t, vsched__pass *p)
     take_diags(n, t);
     vsched__node_done(s, n, p);
     vsched__task_free(s, t);
+    return 0;
+}
+
+static const char *const steps[] = {"load", "parse", "analysis",
+                                    "artifact"};
+
+/* The task event of t (its strings in the same allocation), or NULL. */
+static vsched_task_event *task_event(const vsched__task *t)
+{
+    const vsched__node *n = t->node;
+    const char *name = n->job != NULL ? n->job->name : t->name;
+    const char *step = n->job != NULL  ? n->job->kind
+                       : t->kind == VSCHED__K_SOURCE ? steps[t->phase ? 1 : 0]
+                       : steps[t->kind == VSCHED__K_ANALYSIS ? 2 : 3];
+    size_t ln = strlen(name) + 1, ls = strlen(step) + 1;
+    vsched_task_event *ev = malloc(sizeof *ev + ln + ls);
+    if (ev == NULL)
+        return NULL; /* a trace misses one task; the build goes on */
+    char *str = (char *)(ev + 1);
+    memcpy(str, name, ln);
+    memcpy(str + ln, step, ls);
+    *ev = (vsched_task_event){
+        .node = n->id,
+        .stage = n->job != NULL ? VSCHED_STAGE_ARTIFACT : vsched__stage_of(n),
+        .is_job = n->job != NULL,
+        .name = str,
+        .profile = n->job != NULL ? NULL : t->profile,
+        .step = str + ln,
+        .pool = t->pool_kind == VSCHED_POOL_IO ? VSCHED_POOL_IO
+                                               : VSCHED_POOL_CPU,
+        .worker = t->worker,
+        .status = t->status,
+        .started_ns = t->started_ns,
+        .finished_ns = t->finished_ns,
+    };
+    return ev;
 }
 
 void vsched__complete(vsched *s, vsched__task *t, vsched__pass *p)
 {
-    complete_one(s, t, p);
+    vsched_task_event *ev = NULL;
+    if (s->opts.task_observer != NULL && (ev = task_event(t)) != NULL)
+        vsched__pass_task_event(p, ev); /* before its stage events */
+    int refused = complete_one(s, t, p);
+    if (ev != NULL)
+        ev->refused = refused;
     vsched__units_drain(s, p); /* what a refusal or failure dissolved */
 }

@@ -106,6 +106,7 @@ typedef struct vsched__task {
     vsched_diag *diags;        /* owned, strings too */
     size_t n_diags;
     uint64_t started_ns, finished_ns;
+    int8_t pool_kind, worker;  /* the thread that ran it (pool.c) */
 
     vsched_job_in *job;        /* jobs: the op's input (owned) */
 } vsched__task;
@@ -149,13 +150,16 @@ struct vsched_batch {
     const vsched_result **results;
 };
 
-/* One stage event for the observer; holds a file reference. */
+/* One event for the observers: a stage that ended (holds a file
+ * reference), or a task that ran (task: one allocation with its strings,
+ * owned). */
 typedef struct vsched__event {
     vsched_stage stage;
     vsched__file *file;
     const char *profile;
     int status;
     uint64_t started_ns, finished_ns;
+    vsched_task_event *task;
 } vsched__event;
 
 /* What one critical section leaves for after the unlock (pass.c). */
@@ -253,6 +257,9 @@ VSCHED__HIDDEN void vsched__pass_fin(vsched__pass *p, vsched_handle *h);
 VSCHED__HIDDEN void vsched__pass_join(vsched__pass *p, vsched_handle *h);
 VSCHED__HIDDEN void vsched__pass_event(vsched *s, vsched__pass *p,
                                        const vsched__node *n);
+/* Queue a task event (ownership passes in). */
+VSCHED__HIDDEN void vsched__pass_task_event(vsched__pass *p,
+                                            vsched_task_event *ev);
 /* Deliver events, signal handles, run join callbacks, free snapshots;
  * then empty p. Call with no scheduler lock held. */
 VSCHED__HIDDEN void vsched__pass_run(vsched *s, vsched__pass *p);

@@ -8,6 +8,9 @@
  * before its waiters wake), then handle signals, then join callbacks (which
  * may re-enter the scheduler), then snapshot frees (plugin calls).
  *
+ * Task events (options.task_observer: one per task that ran) travel the
+ * same way, each before the stage events its completion produced.
+ *
  * Observers are called one at a time (observer_lock, rank 0). An observer
  * that re-enters the scheduler (vsched_cancel) produces events of its own:
  * they are appended to the delivery running on this thread, which hands
@@ -50,7 +53,14 @@ void vsched__pass_event(vsched *s, vsched__pass *p, const vsched__node *n)
         p->events = grow(p->events, &p->cap_events, sizeof *p->events);
     p->events[p->n_events++] = (vsched__event){
         vsched__stage_of(n), vsched__file_ref(n->file), n->profile,
-        n->status, n->started_ns, n->finished_ns};
+        n->status, n->started_ns, n->finished_ns, NULL};
+}
+
+void vsched__pass_task_event(vsched__pass *p, vsched_task_event *ev)
+{
+    if (p->n_events == p->cap_events)
+        p->events = grow(p->events, &p->cap_events, sizeof *p->events);
+    p->events[p->n_events++] = (vsched__event){.task = ev};
 }
 
 /* The delivery running on this thread (observer re-entry appends to it). */
@@ -77,14 +87,22 @@ static void deliver(vsched *s, vsched__pass *p)
     delivering = p;
     for (size_t i = 0; i < p->n_events; i++) {
         vsched__event e = p->events[i];
+        if (e.task != NULL) {
+            s->opts.task_observer(s->opts.task_observer_user, e.task);
+            continue;
+        }
         vsched_event ev = {e.stage, e.file->name, e.profile, e.status,
                            e.started_ns, e.finished_ns};
         s->opts.observer(s->opts.observer_user, &ev);
     }
     delivering = NULL;
     pthread_mutex_unlock(&s->observer_lock);
-    for (size_t i = 0; i < p->n_events; i++)
-        vsched__file_unref(s, p->events[i].file);
+    for (size_t i = 0; i < p->n_events; i++) {
+        if (p->events[i].task != NULL)
+            free(p->events[i].task);
+        else
+            vsched__file_unref(s, p->events[i].file);
+    }
     p->n_events = 0;
 }
 

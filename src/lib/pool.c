@@ -23,10 +23,16 @@ typedef struct pool_task {
     void *arg;
 } pool_task;
 
+typedef struct worker_arg {
+    struct vsched_pool *pool;
+    unsigned index;
+} worker_arg;
+
 struct vsched_pool {
     vsched_pool_kind kind;
     unsigned n_threads;
     pthread_t *threads;
+    worker_arg *args;        /* one per thread: its pool and index */
 
     /* lock: guards ring, head, count, occupied, sleeping, stopping. Rank:
      * leaf (no other lock is taken while it is held; never held while a
@@ -43,11 +49,17 @@ struct vsched_pool {
 };
 
 static _Thread_local int current_kind = -1;
+static _Thread_local int current_index = -1;
 static _Thread_local const vsched_pool *current_pool;
 
 int vsched_pool_current_kind(void)
 {
     return current_kind;
+}
+
+int vsched_pool_current_worker(void)
+{
+    return current_index;
 }
 
 int vsched__pool_is_current(const vsched_pool *p)
@@ -57,8 +69,10 @@ int vsched__pool_is_current(const vsched_pool *p)
 
 static void *pool_worker(void *arg)
 {
-    vsched_pool *p = arg;
+    const worker_arg *wa = arg;
+    vsched_pool *p = wa->pool;
     current_kind = (int)p->kind;
+    current_index = (int)wa->index;
     current_pool = p;
     pthread_mutex_lock(&p->lock);
     for (;;) {
@@ -98,12 +112,15 @@ int vsched_pool_create(vsched_pool **out, vsched_pool_kind kind,
     p->capacity = capacity;
     p->ring = calloc(capacity, sizeof *p->ring);
     p->threads = calloc(threads, sizeof *p->threads);
-    if (p->ring == NULL || p->threads == NULL)
+    p->args = calloc(threads, sizeof *p->args);
+    if (p->ring == NULL || p->threads == NULL || p->args == NULL)
         goto fail_mem;
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->nonempty, NULL);
     for (unsigned i = 0; i < threads; i++) {
-        if (pthread_create(&p->threads[i], NULL, pool_worker, p) != 0) {
+        p->args[i] = (worker_arg){p, i};
+        if (pthread_create(&p->threads[i], NULL, pool_worker, &p->args[i]) !=
+            0) {
             p->n_threads = i;
             vsched_pool_destroy(p);
             return VSCHED_ENOMEM;
@@ -116,6 +133,7 @@ int vsched_pool_create(vsched_pool **out, vsched_pool_kind kind,
 fail_mem:
     free(p->ring);
     free(p->threads);
+    free(p->args);
     free(p);
     return VSCHED_ENOMEM;
 }
@@ -156,6 +174,7 @@ void vsched_pool_destroy(vsched_pool *p)
     pthread_cond_destroy(&p->nonempty);
     pthread_mutex_destroy(&p->lock);
     free(p->threads);
+    free(p->args);
     free(p->ring);
     free(p);
 }

@@ -302,6 +302,8 @@ void vsched__task_execute(vsched__task *t)
 {
     vsched_ctx ctx;
     vsched__ctx_init(&ctx, t);
+    t->pool_kind = (int8_t)vsched_pool_current_kind();
+    t->worker = (int8_t)vsched_pool_current_worker();
     t->started_ns = vsched__now_ns();
     if (ctx.is_cancelled(&ctx)) {
         t->status = VSCHED_ECANCELLED;
