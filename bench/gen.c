@@ -9,8 +9,9 @@
  *       --dirs D        spread the .c files over D folders src/dK (default 1:
  *                       all directly under src/)
  *       --funcs F       functions per .c file (default 8)
- *       --long K        the first K .c files are long (default 0) ...
- *       --long-funcs M  ... with M functions each (default 40 x funcs)
+ *       --long K        K .c files are long (default 0) ...
+ *       --long-funcs M  ... with M functions each (default 40 x funcs) ...
+ *       --long-from I   ... starting at file I (default 0: the first K)
  *
  * Layout written under DIR (created; existing files are overwritten):
  *
@@ -40,7 +41,8 @@
 
 typedef struct opts {
     uint64_t seed;
-    unsigned files, headers, levels, dirs, funcs, n_long, long_funcs;
+    unsigned files, headers, levels, dirs, funcs, n_long, long_funcs,
+        long_from;
     const char *dir;
 } opts;
 
@@ -178,7 +180,9 @@ static void write_source(const opts *o, header **hs, uint64_t *rng,
     for (unsigned k = 0; k < n; k++)
         fprintf(f, "#include \"l%u/h%03u.h\"\n", inc[k][0] + 1, inc[k][1]);
     fprintf(f, "#include \"all.h\"\n\n");
-    unsigned nf = i < o->n_long ? o->long_funcs : o->funcs;
+    unsigned nf = i >= o->long_from && i - o->long_from < o->n_long
+                      ? o->long_funcs
+                      : o->funcs;
     for (unsigned k = 0; k < nf; k++) {
         fprintf(f, "static int f%04u_g%u(int x)\n{\n", i, k);
         fprintf(f, "    int acc = x;\n    for (int j = 0; j < %u; j++) {\n",
@@ -243,13 +247,14 @@ static void usage(FILE *f)
 {
     fputs("usage: vsched-gen [--seed S] [--files N] [--headers H] "
           "[--levels L] [--dirs D]\n"
-          "                  [--funcs F] [--long K] [--long-funcs M] DIR\n",
+          "                  [--funcs F] [--long K] [--long-funcs M]\n"
+          "                  [--long-from I] DIR\n",
           f);
 }
 
 int main(int argc, char **argv)
 {
-    opts o = {1, 100, 20, 3, 1, 8, 0, 0, NULL};
+    opts o = {1, 100, 20, 3, 1, 8, 0, 0, 0, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0) {
@@ -282,6 +287,8 @@ int main(int argc, char **argv)
             o.n_long = n;
         else if (strcmp(a, "--long-funcs") == 0)
             o.long_funcs = n;
+        else if (strcmp(a, "--long-from") == 0)
+            o.long_from = n;
         else {
             fprintf(stderr, "vsched-gen: unknown option %s\n", a);
             usage(stderr);
