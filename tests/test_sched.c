@@ -202,6 +202,42 @@ static void blocker_cycle_builds_by_default(void)
     stop(s);
 }
 
+/* A loader may leave *bytes NULL for an empty source -- never for one it
+ * says has bytes. */
+static int sparse_load(void *inst, const vsched_ctx *ctx, const char *name,
+                       char **bytes, size_t *len)
+{
+    if (strcmp(name, "empty.c") == 0 || strcmp(name, "liar.c") == 0) {
+        *bytes = NULL;
+        *len = name[0] == 'e' ? 0 : 5;
+        return VSCHED_OK;
+    }
+    return memfs_loader_ops.load(inst, ctx, name, bytes, len);
+}
+
+static void an_empty_source_may_come_without_bytes(void)
+{
+    static const mem_file files[] = {
+        {"empty.c", ""}, {"liar.c", "12345"}, {NULL, NULL}};
+    static vsched_loader_ops ops;
+    ops = memfs_loader_ops;
+    ops.load = sparse_load;
+    loader_override = &ops;
+    vsched *s = start(files, 1);
+    loader_override = NULL;
+    const vsched_result *r;
+    vsched_handle *h;
+    CU_ASSERT_EQUAL(request(s, "empty.c", VSCHED_STAGE_ARTIFACT, &r, &h), 0);
+    vsched_handle_release(h);
+    CU_ASSERT_EQUAL(request(s, "liar.c", VSCHED_STAGE_ARTIFACT, &r, &h),
+                    VSCHED_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(r->message);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r->message, "no bytes"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r->message, "liar.c"));
+    vsched_handle_release(h);
+    stop(s);
+}
+
 static void executor_failure_carries_diagnostics_and_spares_the_rest(void)
 {
     vsched *s = start(broken, 2);
@@ -407,6 +443,8 @@ static const vr_cu_test tests[] = {
      missing_blocker_fails_dependent_naming_it},
     {"blocker_cycle_is_reported_not_hung", blocker_cycle_is_reported_not_hung},
     {"blocker_cycle_builds_by_default", blocker_cycle_builds_by_default},
+    {"an_empty_source_may_come_without_bytes",
+     an_empty_source_may_come_without_bytes},
     {"executor_failure_carries_diagnostics_and_spares_the_rest",
      executor_failure_carries_diagnostics_and_spares_the_rest},
     {"unresolvable_name_fails_without_running_anything",

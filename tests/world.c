@@ -42,7 +42,8 @@ event events[4096];
 size_t n_events;
 atomic_int artifact_delay_us; /* makes some artifacts slow */
 const char *fail_artifact;
-int cycles_fail;    /* this file's Artifact fails */
+int cycles_fail;
+const vsched_loader_ops *loader_override;    /* this file's Artifact fails */
 void (*stage_hook)(char stage, const char *name, const vsched_ctx *ctx);
 const char *(*classify_hook)(const char *name);
 
@@ -179,7 +180,9 @@ vsched *start_with(const mem_file *files, unsigned cpu_threads,
     atomic_store(&artifact_delay_us, 0);
     vsched_options o = {
         .size = sizeof o,
-        .loader = MEMFS_BINDING(&world),
+        .loader = loader_override != NULL
+                      ? (vsched_loader_binding){loader_override, &world, 1}
+                      : MEMFS_BINDING(&world),
         .executor = {&rec_executor, NULL, 1},
         .observer = observer,
         .inbox_capacity = inbox_capacity,

@@ -39,6 +39,7 @@ extern size_t n_events;
 extern atomic_int artifact_delay_us; /* delay of "slow*" files' Artifact */
 extern const char *fail_artifact;    /* this file's Artifact fails */
 extern int cycles_fail; /* options.blocker_cycles_fail of the next start */
+extern const vsched_loader_ops *loader_override; /* next start's loader */
 extern vsched_pool *cpu, *io;        /* pools of the running scheduler */
 
 /* When set, the loader's classification of a name (else by extension). */

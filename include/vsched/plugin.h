@@ -204,7 +204,8 @@ typedef struct vsched_loader_ops {
 
     /* Required. Read the whole source named `name` (a source name relative
      * to the loader root). On success *bytes (ctx->alloc, host-owned) and
-     * *len are set. VSCHED_ENOENT when missing, VSCHED_EESCAPE when the
+     * *len are set; *bytes may stay NULL for an empty source (*len 0), never
+     * otherwise. VSCHED_ENOENT when missing, VSCHED_EESCAPE when the
      * name resolves outside the root. */
     int (*load)(void *inst, const vsched_ctx *ctx, const char *name,
                 char **bytes, size_t *len);

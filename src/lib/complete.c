@@ -97,48 +97,28 @@ int vsched__inputs_current(vsched *s, vsched__node *n, const vsched__task *t,
 
 /* ---- Source ---------------------------------------------------------------- */
 
-/* Resolve dependency names into file objects (auto-ingest: each gets its
- * Source admitted). Self references are dropped. */
-static size_t resolve(vsched *s, vsched__file *f, char *const *names,
-                      size_t n, int prio, vsched__file **out)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(names[i], f->name) == 0)
-            continue;
-        int created;
-        vsched__file *d = vsched__files_ensure(&s->files, names[i], &created);
-        if (d == NULL)
-            abort(); /* integration is never half done */
-        vsched__ensure_source(s, d, prio);
-        out[k++] = d;
-    }
-    return k;
-}
-
 static int integrate_source(vsched *s, vsched__task *t, vsched__pass *p)
 {
     vsched__node *n = t->node;
     vsched__file *f = n->file;
-    size_t nd = t->deps.n_deps, nb = t->deps.n_blockers;
-    vsched__file **v = malloc((nd + nb + 1) * sizeof *v);
-    vsched__snap *snap = vsched__snap_new(t->new_snapshot);
-    if (v == NULL || snap == NULL) {
-        free(v);
-        free(snap);
-        return VSCHED_ENOMEM;
+    vsched__facts *fa = t->facts;
+    vsched__snap *snap = t->snap_new;
+    t->facts = NULL;
+    t->snap_new = NULL;
+    /* Resolve the names into file objects (auto-ingest: each gets its
+     * Source admitted); the stage built the record and the hashes. */
+    for (size_t i = 0; i < fa->n_deps + fa->n_blockers; i++) {
+        const char *name = fa->dep_names[i];
+        int created;
+        vsched__file *d = vsched__files_ensure_h(&s->files, name,
+                                                 strlen(name),
+                                                 t->dep_hashes[i], &created);
+        if (d == NULL)
+            abort(); /* integration is never half done */
+        vsched__ensure_source(s, d, n->priority);
+        fa->files[i] = d;
     }
-    t->new_snapshot = NULL;
-    size_t kd = resolve(s, f, t->deps.deps, nd, n->priority, v);
-    size_t kb = resolve(s, f, t->deps.blockers, nb, n->priority, v + kd);
-    vsched__facts *fa = vsched__facts_new(t->out_hash, v, kd, v + kd, kb);
-    if (fa == NULL) {
-        free(v);
-        vsched__snap_unref(s, snap);
-        return VSCHED_ENOMEM;
-    }
-    vsched__file_set_source(s, f, snap, v, kd, v + kd, kb, fa);
-    free(v);
+    vsched__file_set_source(s, f, snap, fa);
     if (t->file_kind[0] != '\0' && t->class_seq > f->class_seq) {
         /* The loader classified it as it loaded it. */
         f->kind = vsched__intern(s, t->file_kind);

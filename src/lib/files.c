@@ -95,16 +95,12 @@ void vsched__snap_unref(vsched *s, vsched__snap *sn)
 /* ---- facts -------------------------------------------------------------------- */
 
 vsched__facts *vsched__facts_new(uint64_t content_hash,
-                                 vsched__file *const *deps, size_t n_deps,
-                                 vsched__file *const *blockers,
-                                 size_t n_blockers)
+                                 const char *const *names, size_t n_deps,
+                                 size_t n_blockers, uint64_t *hashes)
 {
-    size_t bytes = 0;
-    for (size_t i = 0; i < n_deps; i++)
-        bytes += strlen(deps[i]->name) + 1;
-    for (size_t i = 0; i < n_blockers; i++)
-        bytes += strlen(blockers[i]->name) + 1;
-    size_t n = n_deps + n_blockers;
+    size_t n = n_deps + n_blockers, bytes = 0;
+    for (size_t i = 0; i < n; i++)
+        bytes += strlen(names[i]) + 1;
     vsched__facts *fa = malloc(sizeof *fa + (n + 1) * sizeof(char *) +
                                n * sizeof(vsched__file *) + bytes);
     if (fa == NULL)
@@ -118,12 +114,12 @@ vsched__facts *vsched__facts_new(uint64_t content_hash,
     fa->blocker_names = fa->dep_names + n_deps;
     char *at = (char *)(fa->dep_names + n + 1);
     for (size_t i = 0; i < n; i++) {
-        const char *name = i < n_deps ? deps[i]->name
-                                      : blockers[i - n_deps]->name;
-        size_t l = strlen(name) + 1;
-        memcpy(at, name, l);
+        size_t l = strlen(names[i]);
+        memcpy(at, names[i], l + 1);
         fa->dep_names[i] = at;
-        at += l;
+        fa->files[i] = NULL;
+        hashes[i] = vsched__name_hash(at, l);
+        at += l + 1;
     }
     return fa;
 }
@@ -285,24 +281,20 @@ void vsched__file_clear_source(vsched *s, vsched__file *f)
 }
 
 void vsched__file_set_source(vsched *s, vsched__file *f, vsched__snap *snap,
-                             vsched__file *const *deps, size_t n_deps,
-                             vsched__file *const *blockers,
-                             size_t n_blockers, vsched__facts *fa)
+                             vsched__facts *fa)
 {
     vsched__file_clear_source(s, f);
     vsched__file **v = fa->files;
-    for (size_t i = 0; i < n_deps; i++)
-        v[i] = vsched__file_ref(deps[i]);
-    for (size_t i = 0; i < n_blockers; i++)
-        v[n_deps + i] = vsched__file_ref(blockers[i]);
+    for (size_t i = 0; i < fa->n_deps + fa->n_blockers; i++)
+        vsched__file_ref(v[i]);
     f->deps = v;
-    f->blockers = v + n_deps;
-    f->n_deps = n_deps;
-    f->n_blockers = n_blockers;
+    f->blockers = v + fa->n_deps;
+    f->n_deps = fa->n_deps;
+    f->n_blockers = fa->n_blockers;
     f->snap = snap;
     f->facts = fa;
     index_blockers(s, f, 1);
-    s->n_blockers += n_blockers;
+    s->n_blockers += fa->n_blockers;
 }
 
 void vsched__file_unref(vsched *s, vsched__file *f)
@@ -401,7 +393,13 @@ vsched__file *vsched__files_ensure(vsched__files *t, const char *name,
                                    int *created)
 {
     size_t len = strlen(name);
-    uint64_t hash = vsched__name_hash(name, len);
+    return vsched__files_ensure_h(t, name, len, vsched__name_hash(name, len),
+                                  created);
+}
+
+vsched__file *vsched__files_ensure_h(vsched__files *t, const char *name,
+                                     size_t len, uint64_t hash, int *created)
+{
     *created = 0;
     vsched__file *f = vsched__files_find_h(t, name, len, hash);
     if (f != NULL)

@@ -143,12 +143,13 @@ void vsched__snaps_free(struct vsched *s, vsched__snap *list);
 void vsched__executor_flush(struct vsched *s, int wait);
 
 /* ---- facts ------------------------------------------------------------------ */
-/* The names of deps[] and blockers[]; NULL on exhaustion. */
+/* A record of names[0..n_deps) (deps) then the blockers after them, each
+ * name's hash in hashes[] (the caller's array, n_deps + n_blockers long);
+ * files[] is left for integration to fill. Any thread, no lock. NULL on
+ * exhaustion. */
 vsched__facts *vsched__facts_new(uint64_t content_hash,
-                                 struct vsched__file *const *deps,
-                                 size_t n_deps,
-                                 struct vsched__file *const *blockers,
-                                 size_t n_blockers);
+                                 const char *const *names, size_t n_deps,
+                                 size_t n_blockers, uint64_t *hashes);
 vsched__facts *vsched__facts_ref(vsched__facts *fa);
 /* Any thread, any time (it refers to nothing). */
 void vsched__facts_unref(vsched__facts *fa);
@@ -169,13 +170,11 @@ vsched__slot *vsched__file_slot(vsched__file *f, const char *profile);
 /* The slot of profile, or NULL. */
 vsched__slot *vsched__file_find_slot(vsched__file *f, const char *profile);
 
-/* f's Source is integrated: snapshot (its reference), deps and blockers
- * (references taken), facts (its reference); the dependents index
- * follows. */
+/* f's Source is integrated: snapshot (its reference), facts (its
+ * reference) whose files[] holds the deps then the blockers (references
+ * taken here); the dependents index follows. */
 void vsched__file_set_source(struct vsched *s, vsched__file *f,
-                             vsched__snap *snap, vsched__file *const *deps,
-                             size_t n_deps, vsched__file *const *blockers,
-                             size_t n_blockers, vsched__facts *fa);
+                             vsched__snap *snap, vsched__facts *fa);
 /* Forget what f's Source established. */
 void vsched__file_clear_source(struct vsched *s, vsched__file *f);
 
@@ -194,6 +193,9 @@ vsched__file *vsched__files_find_h(const vsched__files *t, const char *name,
 /* Find or create (atomic ensure). NULL on exhaustion. */
 vsched__file *vsched__files_ensure(vsched__files *t, const char *name,
                                    int *created);
+/* The same, with the name's length and hash known. */
+vsched__file *vsched__files_ensure_h(vsched__files *t, const char *name,
+                                     size_t len, uint64_t hash, int *created);
 /* Take f out of the table; its reference passes to the caller. */
 void vsched__files_remove(vsched__files *t, vsched__file *f);
 /* Put f (a new object) where `old` was; the table's reference on old

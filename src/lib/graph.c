@@ -19,7 +19,7 @@ uint64_t vsched__now_ns(void)
 int vsched__nodevec_push(vsched__nodevec *v, vsched__node *n)
 {
     if (v->n == v->cap) {
-        uint32_t cap = v->cap ? v->cap * 2 : 2;
+        uint32_t cap = v->cap ? v->cap * 2 : 4;
         vsched__node **nv = realloc(v->v, cap * sizeof *nv);
         if (nv == NULL)
             return VSCHED_ENOMEM;

@@ -101,6 +101,13 @@ typedef struct vsched__task {
     char *message;             /* owned */
     void *new_snapshot;        /* Source: executor-owned */
     vsched_deps_out deps;      /* Source: owned arrays and strings */
+    /* Source, parsed: what integration publishes, built unlocked by the
+     * stage (stages.c) -- the facts record (its names, self references
+     * dropped), each name's hash, the snapshot record. */
+    vsched__facts *facts;
+    uint64_t *dep_hashes;
+    uint64_t inline_dep_hashes[8];
+    vsched__snap *snap_new;
     uint64_t out_hash;
     char *artifact_path;       /* owned */
     vsched_diag *diags;        /* owned, strings too */

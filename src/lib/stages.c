@@ -67,9 +67,13 @@ static void run_load(vsched__task *t, const vsched_ctx *ctx)
     int rc = t->has_content ? VSCHED_OK
                             : lb->ops->load(lb->inst, ctx, t->name, &t->bytes,
                                             &t->len);
-    if (rc == VSCHED_OK && t->bytes == NULL && !t->has_content) {
-        rc = VSCHED_EINVAL;
-        t->message = fmt_msg("loader returned no bytes for", t->name, rc);
+    if (rc == VSCHED_OK && t->bytes == NULL && !t->has_content &&
+        t->len != 0) {
+        rc = VSCHED_EINVAL; /* NULL is for an empty source only */
+        if (asprintf(&t->message, "cannot load %s: the loader returned no "
+                                  "bytes for a source of %zu bytes",
+                     t->name, t->len) < 0)
+            t->message = NULL;
     }
     if (rc == VSCHED_OK) {
         rc = lb->ops->classify(lb->inst, ctx, t->name, t->file_kind,
@@ -80,7 +84,8 @@ static void run_load(vsched__task *t, const vsched_ctx *ctx)
     t->file_kind[sizeof t->file_kind - 1] = '\0';
     if (rc != VSCHED_OK) {
         t->status = rc < 0 ? rc : VSCHED_EERR;
-        t->message = fmt_msg("cannot load", t->name, t->status);
+        if (t->message == NULL)
+            t->message = fmt_msg("cannot load", t->name, t->status);
     }
 }
 
@@ -106,6 +111,8 @@ static int check_names(vsched__task *t, const char *what, char **v, size_t n)
     return VSCHED_OK;
 }
 
+static int prepare_source(vsched__task *t);
+
 static void run_parse(vsched__task *t, const vsched_ctx *ctx)
 {
     vsched *s = t->s;
@@ -113,8 +120,9 @@ static void run_parse(vsched__task *t, const vsched_ctx *ctx)
     vsched_source_out out = {0};
     lock_if(&s->serial_executor, eb->thread_safe);
     t->ran = 1;
-    int rc = eb->ops->source(eb->inst, ctx, t->name, t->file_kind, t->bytes,
-                             t->len, &out);
+    /* An empty source may come without bytes (plugin.h). */
+    int rc = eb->ops->source(eb->inst, ctx, t->name, t->file_kind,
+                             t->bytes != NULL ? t->bytes : "", t->len, &out);
     if (rc == VSCHED_OK) {
         t->new_snapshot = out.snapshot;
         t->out_hash = out.content_hash;
@@ -136,12 +144,58 @@ static void run_parse(vsched__task *t, const vsched_ctx *ctx)
             if (t->deps.blockers == NULL)
                 t->deps.n_blockers = 0;
         }
+        if (rc == VSCHED_OK)
+            rc = prepare_source(t);
     }
     if (rc != VSCHED_OK) {
         t->status = rc < 0 ? rc : VSCHED_EERR;
         if (t->message == NULL)
             t->message = fmt_msg("cannot parse", t->name, t->status);
     }
+}
+
+static void free_names(char **v, size_t n)
+{
+    for (size_t i = 0; v != NULL && i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* What integration will publish, built here without the scheduler lock:
+ * the facts record (names copied, self references dropped, hashed) and
+ * the snapshot's record; the executor's arrays are freed. Integration
+ * then only looks the names up. */
+static int prepare_source(vsched__task *t)
+{
+    size_t nd = t->deps.n_deps, nb = t->deps.n_blockers, n = nd + nb;
+    const char *inline_names[16];
+    const char **names = n <= 16 ? inline_names : malloc(n * sizeof *names);
+    uint64_t *hashes = n <= 8 ? t->inline_dep_hashes
+                              : malloc(n * sizeof *hashes);
+    t->snap_new = vsched__snap_new(t->new_snapshot);
+    if (names == NULL || hashes == NULL || t->snap_new == NULL) {
+        if (names != inline_names)
+            free(names);
+        if (hashes != t->inline_dep_hashes)
+            free(hashes);
+        return VSCHED_ENOMEM; /* task_free hands the snapshot back */
+    }
+    t->new_snapshot = NULL;
+    size_t kd = 0, kb = 0;
+    for (size_t i = 0; i < nd; i++)
+        if (strcmp(t->deps.deps[i], t->name) != 0)
+            names[kd++] = t->deps.deps[i];
+    for (size_t i = 0; i < nb; i++)
+        if (strcmp(t->deps.blockers[i], t->name) != 0)
+            names[kd + kb++] = t->deps.blockers[i];
+    t->dep_hashes = hashes;
+    t->facts = vsched__facts_new(t->out_hash, names, kd, kb, hashes);
+    if (names != inline_names)
+        free(names);
+    free_names(t->deps.deps, nd);
+    free_names(t->deps.blockers, nb);
+    t->deps = (vsched_deps_out){0};
+    return t->facts != NULL ? VSCHED_OK : VSCHED_ENOMEM;
 }
 
 static void run_analysis(vsched__task *t, const vsched_ctx *ctx)

@@ -49,6 +49,10 @@ void vsched__task_free(vsched *s, vsched__task *t)
             vsched__snap_unref(s, sn);
     }
     vsched__snap_unref(s, t->snap);
+    vsched__snap_unref(s, t->snap_new); /* parsed, never integrated */
+    vsched__facts_unref(t->facts);
+    if (t->dep_hashes != t->inline_dep_hashes)
+        free(t->dep_hashes);
     free_strv(t->deps.deps, t->deps.n_deps);
     free_strv(t->deps.blockers, t->deps.n_blockers);
     vsched__diags_free(t->diags, t->n_diags);
