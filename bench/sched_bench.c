@@ -3,7 +3,7 @@
  * DAG, one measurement per process.
  *
  *     vsched-sched-bench [--files N] [--threads T] [--io-threads I]
- *                        [--strides 7,14,21]
+ *                        [--strides 7,14,21] [--phases 1]
  *
  * N files x 3 stages; Source(f<i>) returns the blockers f<i-s> for each
  * stride s (synth.h), stage bodies are empty. The timed region is
@@ -21,7 +21,15 @@
  * before a blocker's Analysis, and the scheduler's stage counters agree.
  * Otherwise it says what was wrong and exits 1; 2 on usage errors. Peak
  * RSS is this process's (VmHWM), so run one measurement per process.
+ *
+ * --phases 1 adds a second line, from a task observer (so it costs a
+ * little): when the submission returned, when the first task started and
+ * the last one finished, and how long tasks ran per pool thread --
+ *     phases submit_s=S first_task_s=F last_task_s=L busy_cpu_s=a,b
+ *         busy_io_s=c
+ * (times from the start of the timed region).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,12 +42,38 @@ typedef struct opts {
     size_t files;
     unsigned threads, io_threads;
     const char *strides;
+    int phases;
 } opts;
+
+/* --phases: what the task observer saw (one call at a time). */
+#define PHASE_LANES 64
+static struct {
+    uint64_t first, last;
+    uint64_t busy[2][PHASE_LANES];
+} ph = {UINT64_MAX, 0, {{0}}};
+
+static void phase_task(void *user, const vsched_task_event *e)
+{
+    (void)user;
+    if (e->started_ns < ph.first)
+        ph.first = e->started_ns;
+    if (e->finished_ns > ph.last)
+        ph.last = e->finished_ns;
+    if (e->worker >= 0 && e->worker < PHASE_LANES)
+        ph.busy[e->pool][e->worker] += e->finished_ns - e->started_ns;
+}
+
+static void print_busy(const char *key, const uint64_t *v, unsigned n)
+{
+    printf(" %s=", key);
+    for (unsigned i = 0; i < n && i < PHASE_LANES; i++)
+        printf("%s%.6f", i ? "," : "", (double)v[i] / 1e9);
+}
 
 static int usage(void)
 {
     fputs("usage: vsched-sched-bench [--files N] [--threads T] "
-          "[--io-threads I] [--strides LIST]\n",
+          "[--io-threads I] [--strides LIST] [--phases 0|1]\n",
           stderr);
     return 2;
 }
@@ -61,6 +95,8 @@ static int parse(int argc, char **argv, opts *o)
             o->io_threads = (unsigned)n;
         else if (strcmp(a, "--strides") == 0)
             o->strides = v;
+        else if (strcmp(a, "--phases") == 0 && num && n <= 1)
+            o->phases = (int)n;
         else
             return -1;
     }
@@ -128,7 +164,7 @@ static int check_stats(vsched *s, size_t n)
 
 int main(int argc, char **argv)
 {
-    opts o = {10000, 2, 1, "7,14,21"};
+    opts o = {10000, 2, 1, "7,14,21", 0};
     synth sy = {0};
     if (parse(argc, argv, &o) != 0 || synth_parse_strides(&sy, o.strides))
         return usage();
@@ -154,6 +190,7 @@ int main(int argc, char **argv)
         .io_pool = io,
         .loader = {&synth_loader_ops, &sy, 1},
         .executor = {&synth_executor_ops, &sy, 1},
+        .task_observer = o.phases ? phase_task : NULL,
     };
     if (rc == 0)
         rc = vsched_create(&s, &so);
@@ -161,6 +198,7 @@ int main(int argc, char **argv)
         rc = VSCHED_ENOMEM;
     if (rc == 0)
         rc = vsched_submit_batch_atomic(s, reqs, o.files, &b);
+    uint64_t t_submit = synth_now_ns();
     free(reqs); /* the library copied what it keeps */
     free(names);
     if (rc == 0)
@@ -171,6 +209,11 @@ int main(int argc, char **argv)
     int bad = rc != 0;
     if (bad)
         fprintf(stderr, "vsched-sched-bench: %s\n", vsched_strerror(rc));
+    if (bad && b != NULL) {
+        /* Say which request failed, and why. */
+        vsched_wait_batch(b, res);
+        check_results(&sy, res, o.files);
+    }
     if (!bad)
         bad = check_results(&sy, res, o.files) != 0 ||
               check_stats(s, o.files) != 0;
@@ -192,6 +235,15 @@ int main(int argc, char **argv)
            o.files, o.threads, (double)(t1 - t0) / 1e9,
            (double)(t2 - t1) / 1e9, kb, (double)kb * 1024.0 / (double)o.files,
            synth_runs_total(&sy));
+    if (o.phases) {
+        printf("phases submit_s=%.6f first_task_s=%.6f last_task_s=%.6f",
+               (double)(t_submit - t0) / 1e9,
+               ph.first != UINT64_MAX ? (double)(ph.first - t0) / 1e9 : 0.0,
+               ph.last != 0 ? (double)(ph.last - t0) / 1e9 : 0.0);
+        print_busy("busy_cpu_s", ph.busy[VSCHED_POOL_CPU], o.threads);
+        print_busy("busy_io_s", ph.busy[VSCHED_POOL_IO], o.io_threads);
+        putchar('\n');
+    }
     free(res);
     synth_free(&sy);
     return bad ? 1 : 0;
