@@ -1277,6 +1277,43 @@ static void a_stale_task_is_reported_refused(void)
     CU_ASSERT_EQUAL(refused, 1);
 }
 
+/* ---- 19. a batch mixing stages with and without a profile ------------------
+ * The batch keeps one copy of each run of equal profiles; the count and
+ * the copy once disagreed on a request without one between two with one
+ * (ASan: heap-buffer-overflow in batch_new). */
+static void a_batch_alternating_profiles_and_sources(void)
+{
+    sw_world w;
+    sw_options o = opts(1);
+    sw_start(&w, &o);
+    vsched_request q[6] = {
+        sw_req("f.c", VSCHED_STAGE_ARTIFACT, 0),
+        sw_req("f.c", VSCHED_STAGE_SOURCE, 0),
+        sw_req("f.c", VSCHED_STAGE_ARTIFACT, 0),
+        sw_req("f.c", VSCHED_STAGE_SOURCE, 0),
+        sw_req("f.c", VSCHED_STAGE_ARTIFACT, 0),
+        sw_req("f.c", VSCHED_STAGE_ANALYSIS, 0),
+    };
+    q[1].profile = NULL;
+    q[3].profile = "";
+    q[4].profile = "debug";
+    q[5].profile = NULL;
+    for (int atomic = 0; atomic < 2; atomic++) {
+        vsched_batch *b = NULL;
+        CU_ASSERT_FATAL((atomic ? vsched_submit_batch_atomic(w.s, q, 6, &b)
+                                : vsched_submit_batch(w.s, q, 6, &b)) == 0);
+        const vsched_result *res[6];
+        CU_ASSERT_EQUAL(vsched_wait_batch(b, res), 0);
+        CU_ASSERT_STRING_EQUAL(res[0]->profile, "release");
+        CU_ASSERT_STRING_EQUAL(res[2]->profile, "release");
+        CU_ASSERT_STRING_EQUAL(res[4]->profile, "debug");
+        for (int i = 0; i < 6; i++)
+            CU_ASSERT_EQUAL(res[i]->stage, q[i].stage);
+        vsched_batch_release(b);
+    }
+    sw_stop(&w);
+}
+
 /* ---- 17. the dedupe hook on a single request ----------------------------- */
 
 static char probed_key[256];
@@ -1385,6 +1422,8 @@ static const vr_cu_test tests[] = {
     {"every_task_is_reported_with_its_pool_and_thread",
      every_task_is_reported_with_its_pool_and_thread},
     {"a_stale_task_is_reported_refused", a_stale_task_is_reported_refused},
+    {"a_batch_alternating_profiles_and_sources",
+     a_batch_alternating_profiles_and_sources},
     {"dedupe_hook_is_probed_for_a_request_too",
      dedupe_hook_is_probed_for_a_request_too},
     {NULL, NULL},

@@ -488,13 +488,17 @@ static vsched_batch *batch_new(vsched *s, const vsched_request *reqs,
                                size_t n)
 {
     /* One allocation: the batch, its handles, the result pointers, and
-     * one copy of each distinct profile name. */
+     * one copy of the profile name of each run of requests with equal
+     * ones (no profile counts as ""): counted by the rule the copy below
+     * follows. */
     size_t bytes = 0;
-    for (size_t i = 0; i < n; i++)
-        if (reqs[i].profile != NULL &&
-            (i == 0 || reqs[i - 1].profile == NULL ||
-             strcmp(reqs[i].profile, reqs[i - 1].profile) != 0))
-            bytes += strlen(reqs[i].profile) + 1;
+    const char *prev = "";
+    for (size_t i = 0; i < n; i++) {
+        const char *pr = reqs[i].profile != NULL ? reqs[i].profile : "";
+        if (strcmp(pr, prev) != 0)
+            bytes += strlen(pr) + 1;
+        prev = pr;
+    }
     vsched_batch *b = calloc(1, sizeof *b + n * sizeof(vsched_handle) +
                                     (n + 1) * sizeof(const vsched_result *) +
                                     bytes + 1);
