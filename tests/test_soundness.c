@@ -1277,6 +1277,54 @@ static void a_stale_task_is_reported_refused(void)
     CU_ASSERT_EQUAL(refused, 1);
 }
 
+/* ---- 20. the ready queue of jobs holds ready jobs -----------------------------
+ * A chain of 20 jobs with its head running: 19 jobs wait on their
+ * upstream, none is ready, so the queue is empty and a 1-node sub-DAG is
+ * admitted without blocking (they once counted, and backpressured it). */
+static void jobs_waiting_on_their_upstream_take_no_room(void)
+{
+    sw_world w;
+    sw_options o = opts(2);
+    o.ready_capacity = 8;
+    sw_start(&w, &o);
+    enum { N = 20 };
+    vsched_node_spec n[N];
+    vsched_edge_spec e[N];
+    char names[N][8];
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "c%d", i);
+        n[i] = sw_job(names[i]);
+        if (i > 0)
+            e[i - 1] = (vsched_edge_spec){VSCHED_REF_LOCAL(i - 1),
+                                          VSCHED_REF_LOCAL(i),
+                                          VSCHED_GATE_AFTER_SUCCESS};
+    }
+    sw_arm("J:c0");
+    vsched_dag dag = {n, N, e, N - 1, NULL, NULL, 0};
+    uint64_t ids[N];
+    vsched_admission adm;
+    CU_ASSERT_FATAL(vsched_submit_dag(w.s, &dag, ids, &adm, NULL) == 0);
+    CU_ASSERT_EQUAL(adm, VSCHED_ADMITTED);
+    sw_wait_entered("J:c0");
+    CU_ASSERT_EQUAL(vsched_ready_queue_depth(w.s), 0);
+    vsched_node_spec one[1] = {sw_job("extra")};
+    vsched_dag d1 = {one, 1, NULL, 0, NULL, NULL, 0};
+    uint64_t id1;
+    CU_ASSERT_EQUAL(vsched_submit_dag(w.s, &d1, &id1, &adm, NULL), 0);
+    CU_ASSERT_EQUAL(adm, VSCHED_ADMITTED);
+    vsched_node_info info;
+    sw_open("J:c0");
+    for (int i = 0; i < N; i++) {
+        CU_ASSERT_EQUAL(sw_node_poll(w.s, ids[i], 5000, &info),
+                        VSCHED_NODE_DONE);
+        vsched_node_info_clear(&info);
+    }
+    CU_ASSERT_EQUAL(sw_node_poll(w.s, id1, 5000, &info), VSCHED_NODE_DONE);
+    vsched_node_info_clear(&info);
+    CU_ASSERT_EQUAL(vsched_ready_queue_depth(w.s), 0);
+    sw_stop(&w);
+}
+
 /* ---- 19. a batch mixing stages with and without a profile ------------------
  * The batch keeps one copy of each run of equal profiles; the count and
  * the copy once disagreed on a request without one between two with one
@@ -1424,6 +1472,8 @@ static const vr_cu_test tests[] = {
     {"a_stale_task_is_reported_refused", a_stale_task_is_reported_refused},
     {"a_batch_alternating_profiles_and_sources",
      a_batch_alternating_profiles_and_sources},
+    {"jobs_waiting_on_their_upstream_take_no_room",
+     jobs_waiting_on_their_upstream_take_no_room},
     {"dedupe_hook_is_probed_for_a_request_too",
      dedupe_hook_is_probed_for_a_request_too},
     {NULL, NULL},

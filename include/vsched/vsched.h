@@ -570,9 +570,10 @@ typedef struct vsched_dag {
  * anything changes: an unknown existing id (VSCHED_ENOENT), a bad local
  * reference, parent or gate (VSCHED_EINVAL), a cycle among the new nodes
  * (VSCHED_ECYCLE), or an ARTIFACT name the loader rejects insert nothing.
- * Room: the jobs admitted and not yet started (the ready queue) may not
- * exceed ready_capacity after the insertion -- unless the queue is empty,
- * so a sub-DAG larger than the bound still gets in. Returns 0 with
+ * Room: the jobs in the ready queue (their gates fired, not yet started)
+ * and the new jobs no edge holds back may not exceed ready_capacity --
+ * unless the queue is empty, so a sub-DAG larger than the bound still
+ * gets in; jobs waiting on their upstream take no room. Returns 0 with
  * *admission set, or a negative status. */
 VSCHED_API int vsched_submit_dag(vsched *s, const vsched_dag *dag,
                                  uint64_t *ids, vsched_admission *admission,
@@ -586,7 +587,8 @@ VSCHED_API int vsched_submit_dag(vsched *s, const vsched_dag *dag,
  * forever. */
 VSCHED_API int vsched_set_resource_capacity(vsched *s, const char *name,
                                             unsigned capacity);
-/* Jobs admitted and not yet started. */
+/* Jobs in the ready queue: their gates fired, not yet started (waiting
+ * for a worker, a permit or resource units). */
 VSCHED_API size_t vsched_ready_queue_depth(vsched *s);
 
 typedef enum vsched_node_state {

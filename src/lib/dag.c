@@ -265,6 +265,35 @@ static vsched__node *find_id(vsched *s, int64_t ref)
 /* Resolve existing ids, resources and dedupe keys; count the new jobs;
  * check the collapsed shape. Changes nothing visible (an unconfigured
  * resource may be created). */
+/* The new jobs that can enter the ready queue at insertion: those no
+ * edge holds back -- none from another new job, none from an unfinished
+ * existing node. (An edge from an ARTIFACT spec is not counted as holding
+ * one back: the bound errs on the side of room.) */
+static size_t ready_at_insertion(vsched *s, const vsched_dag *dag,
+                                 const prep *pr, const size_t *rep)
+{
+    size_t n = dag->n_nodes, k = 0;
+    unsigned char *held = calloc(n + 1, 1);
+    if (held == NULL)
+        return n; /* as if all could: the bound stays a bound */
+    for (size_t e = 0; e < dag->n_edges; e++) {
+        const vsched_edge_spec *ed = &dag->edges[e];
+        if (!is_local(ed->to, n))
+            continue;
+        if (is_id(ed->from)) {
+            vsched__node *x = find_id(s, ed->from);
+            held[ed->to] |= x != NULL && !vsched__node_terminal(x);
+        } else if (is_local(ed->from, n)) {
+            held[ed->to] |= dag->nodes[ed->from].what == VSCHED_SPEC_JOB;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        k += dag->nodes[i].what == VSCHED_SPEC_JOB && rep[i] == i &&
+             pr[i].joined == NULL && !held[i];
+    free(held);
+    return k;
+}
+
 static int resolve(vsched *s, const vsched_dag *dag, prep *pr, size_t *fresh)
 {
     *fresh = 0;
@@ -319,10 +348,10 @@ static int resolve(vsched *s, const vsched_dag *dag, prep *pr, size_t *fresh)
             rep[i] = SIZE_MAX; /* an existing node: edges into it drop */
         else if (pr[i].same_as != SIZE_MAX)
             rep[i] = pr[i].same_as;
-        else
-            (*fresh)++;
     }
     int rc = acyclic(dag, rep);
+    if (rc == VSCHED_OK)
+        *fresh = ready_at_insertion(s, dag, pr, rep);
     free(rep);
     return rc;
 }

@@ -33,10 +33,13 @@
  * unsettled nodes of a subtree; the grants of a holder go back when its
  * subtree has settled.
  *
- * Ready queue ledger: `queued` counts jobs admitted and not yet started
- * (pending, ready or parked). Writers, enumerated: vsched__job_register
- * (+), vsched__job_started and vsched__job_ended (-). ready_depth_max is
- * its high-water mark.
+ * Ready queue ledger: `queued` counts jobs in the ready queue -- their
+ * gates fired, not yet started (ready, or parked for a permit or units);
+ * a pending job is not in it. Writers, enumerated: vsched__job_enqueued
+ * (+, on a job's first push onto a ready queue after it was pending),
+ * vsched__job_started and vsched__job_ended (-). ready_depth_max is its
+ * high-water mark. Room for a sub-DAG counts its jobs that can be ready at
+ * insertion.
  *
  * Registry: non-terminal jobs are on the active list (token cancel, reset,
  * teardown walk it); terminal jobs stay queryable by id in a bounded
@@ -173,8 +176,10 @@ void vsched__job_wake_parked(vsched *s);
 void vsched__job_ended(vsched *s, vsched__node *n);
 /* n's task returned (its node may have ended meanwhile). */
 void vsched__job_task_returned(vsched *s, vsched__node *n);
-/* Put a new job on the active list and in the ledger. */
+/* Put a new job on the active list. */
 void vsched__job_register(vsched *s, vsched__node *n);
+/* n (a job) was pushed onto a ready queue: in the ledger, once. */
+void vsched__job_enqueued(vsched *s, vsched__node *n);
 /* Forget every terminal job of the history (reset). */
 void vsched__job_history_clear(vsched *s);
 /* n left the graph: drop the references it holds that nothing will use

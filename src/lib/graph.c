@@ -295,6 +295,8 @@ void vsched__push_ready(vsched *s, vsched__node *n)
     }
     vsched__node_ref(n);
     vsched__rq_push(q, n, n->priority, n->weight_us, ++n->ready_seq);
+    if (n->job != NULL)
+        vsched__job_enqueued(s, n); /* in the bounded ready queue of jobs */
     if (!n->admitted) {
         n->admitted = 1;
         if (n->admit_edges)

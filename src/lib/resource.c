@@ -70,6 +70,13 @@ void vsched__job_register(vsched *s, vsched__node *n)
         s->dag.active->job->prev = n;
     s->dag.active = n;
     j->active = 1;
+}
+
+void vsched__job_enqueued(vsched *s, vsched__node *n)
+{
+    vsched__job *j = n->job;
+    if (j->queued || j->task_out)
+        return;
     j->queued = 1;
     if (++s->dag.queued > s->dag.queued_max)
         s->dag.queued_max = s->dag.queued;
