@@ -1325,6 +1325,61 @@ static void jobs_waiting_on_their_upstream_take_no_room(void)
     sw_stop(&w);
 }
 
+/* ---- 21. a resource deadlock through two subtrees ------------------------------
+ * PA holds r for its subtree, whose child cP waits on needS; QA holds s
+ * for its subtree, whose child cQ waits on needR; needS needs s, needR
+ * needs r. Neither can ever start: one of them fails naming the chain
+ * (both once waited forever), and the rest then runs. */
+static void a_deadlock_through_two_holders_is_reported(void)
+{
+    sw_world w;
+    sw_options o = opts(2);
+    sw_start(&w, &o);
+    static const char *const r[] = {"r"}, *const sres[] = {"s"};
+    vsched_node_spec n[6] = {sw_job("PA"),    sw_job("QA"),
+                             sw_job("cP"),    sw_job("cQ"),
+                             sw_job("needS"), sw_job("needR")};
+    n[0].resources = r;
+    n[0].n_resources = 1;
+    n[1].resources = sres;
+    n[1].n_resources = 1;
+    n[2].parent = VSCHED_REF_LOCAL(0);
+    n[3].parent = VSCHED_REF_LOCAL(1);
+    n[4].resources = sres;
+    n[4].n_resources = 1;
+    n[5].resources = r;
+    n[5].n_resources = 1;
+    vsched_edge_spec e[2] = {
+        {VSCHED_REF_LOCAL(4), VSCHED_REF_LOCAL(2), VSCHED_GATE_AFTER_SUCCESS},
+        {VSCHED_REF_LOCAL(5), VSCHED_REF_LOCAL(3), VSCHED_GATE_AFTER_SUCCESS}};
+    vsched_dag dag = {n, 6, e, 2, NULL, NULL, 0};
+    uint64_t ids[6];
+    vsched_admission adm;
+    CU_ASSERT_FATAL(vsched_submit_dag(w.s, &dag, ids, &adm, NULL) == 0);
+    vsched_node_info info[6];
+    int failed = 0, done = 0;
+    for (int i = 0; i < 6; i++) {
+        vsched_node_state st = sw_node_poll(w.s, ids[i], 5000, &info[i]);
+        CU_ASSERT(st >= VSCHED_NODE_DONE);
+        done += st == VSCHED_NODE_DONE;
+        if (st == VSCHED_NODE_FAILED) {
+            failed++;
+            CU_ASSERT_EQUAL(info[i].status, VSCHED_ECYCLE);
+            CU_ASSERT(info[i].message != NULL &&
+                      strstr(info[i].message, "resource deadlock") != NULL &&
+                      strstr(info[i].message, "'PA'") != NULL &&
+                      strstr(info[i].message, "'QA'") != NULL &&
+                      strstr(info[i].message, "'cP' waits on") != NULL &&
+                      strstr(info[i].message, "'cQ' waits on") != NULL);
+        }
+    }
+    CU_ASSERT_EQUAL(failed, 1);
+    CU_ASSERT_EQUAL(done, 4); /* PA, QA, and the other need's side */
+    for (int i = 0; i < 6; i++)
+        vsched_node_info_clear(&info[i]);
+    sw_stop(&w);
+}
+
 /* ---- 19. a batch mixing stages with and without a profile ------------------
  * The batch keeps one copy of each run of equal profiles; the count and
  * the copy once disagreed on a request without one between two with one
@@ -1474,6 +1529,8 @@ static const vr_cu_test tests[] = {
      a_batch_alternating_profiles_and_sources},
     {"jobs_waiting_on_their_upstream_take_no_room",
      jobs_waiting_on_their_upstream_take_no_room},
+    {"a_deadlock_through_two_holders_is_reported",
+     a_deadlock_through_two_holders_is_reported},
     {"dedupe_hook_is_probed_for_a_request_too",
      dedupe_hook_is_probed_for_a_request_too},
     {NULL, NULL},

@@ -15,11 +15,14 @@
  * between jobs that each take what they run with, but a grant held for a
  * subtree is held while its children wait: P holds r, its child C waits on
  * X, X needs r. X can start only when P's subtree settles, which needs C,
- * which needs X. Before a job parks, and whenever a unit is taken while
- * jobs are parked, each parked need is checked: if every unit it could
- * get is held for a subtree in which some node waits (transitively) on
- * the job itself, the job can never start; it fails with VSCHED_ECYCLE and
- * a message naming the chain.
+ * which needs X. The wait can also run through other parked jobs and
+ * their holders: P holds r, its child waits on X; Q holds s, its child
+ * waits on Y; X needs s, Y needs r. Before a job parks, and whenever a
+ * unit is taken while jobs are parked, each parked job is checked against
+ * the closure of what cannot finish before it starts (deadlock_of): if
+ * every unit of one of its needs is held for a subtree in that closure,
+ * it can never start; it fails with VSCHED_ECYCLE and a message naming
+ * the chain.
  *
  * Everything here runs with the scheduler lock held.
  */
@@ -174,77 +177,200 @@ static int all_free(vsched__node *n)
 
 /* ---- the wait-for check ------------------------------------------------------ */
 
-/* Is `h` (or a node of its subtree) in the set marked with stamp, that is,
- * downstream of the waiting job? Returns that node, or NULL. */
-static vsched__node *waits_within(vsched__node *h, const vsched__nodevec *d,
-                                  uint32_t stamp)
+/* One node that cannot finish before the checked job starts, and why:
+ * it waits on W[from] through an edge (resource NULL), or it is parked
+ * needing `resource`, every unit of which is held for a subtree that
+ * cannot settle -- `holder`'s, where W[from] is. */
+typedef struct waiter {
+    vsched__node *node;
+    size_t from;
+    const vsched__resource *resource;
+    vsched__node *holder;
+} waiter;
+
+/* A holder whose subtree holds W[witness]. */
+typedef struct stuck_holder {
+    vsched__node *holder;
+    size_t witness;
+} stuck_holder;
+
+typedef struct waitset {
+    waiter *w;
+    size_t n, cap;
+    stuck_holder *h;
+    size_t nh, caph;
+    size_t ancestors_done; /* W entries whose ancestors are recorded */
+    uint32_t stamp;        /* marks W's nodes */
+} waitset;
+
+static void ws_add(waitset *ws, waiter x)
 {
-    (void)stamp;
-    for (uint32_t i = 0; i < d->n; i++)
-        for (vsched__node *x = d->v[i]; x != NULL;
-             x = x->job != NULL ? x->job->parent : NULL)
-            if (x == h)
-                return d->v[i];
-    return NULL;
+    if (ws->n == ws->cap) {
+        ws->cap = ws->cap ? ws->cap * 2 : 16;
+        waiter *v = realloc(ws->w, ws->cap * sizeof *v);
+        if (v == NULL)
+            abort();
+        ws->w = v;
+    }
+    x.node->mark = ws->stamp;
+    ws->w[ws->n++] = x;
 }
 
-/* A message when n can never start, else NULL. */
-static char *deadlock_of(vsched *s, vsched__node *n)
+/* Everything that waits through edges on W[from..], transitively. */
+static void ws_close_edges(waitset *ws, size_t from)
 {
-    /* What waits on n, transitively (explicit edges: jobs). */
-    vsched__nodevec down = {0};
-    uint32_t stamp = vsched__graph_stamp(&s->graph);
-    n->mark = stamp;
-    if (vsched__nodevec_push(&down, n) != VSCHED_OK)
-        abort();
-    for (uint32_t k = 0; k < down.n; k++) {
-        vsched__node *x = down.v[k];
+    for (size_t k = from; k < ws->n; k++) {
+        vsched__node *x = ws->w[k].node;
         for (uint32_t i = 0; i < x->down.n; i++) {
             vsched__node *y = x->down.v[i];
-            if (y->mark != stamp && !vsched__node_terminal(y)) {
-                y->mark = stamp;
-                if (vsched__nodevec_push(&down, y) != VSCHED_OK)
+            if (y->mark != ws->stamp && !vsched__node_terminal(y))
+                ws_add(ws, (waiter){y, k, NULL, NULL});
+        }
+    }
+}
+
+/* Record the ancestors (structural parents) of the W entries added since
+ * the last call: their subtrees cannot settle. */
+static void ws_ancestors(waitset *ws)
+{
+    for (; ws->ancestors_done < ws->n; ws->ancestors_done++) {
+        vsched__node *x = ws->w[ws->ancestors_done].node;
+        for (; x != NULL; x = x->job != NULL ? x->job->parent : NULL) {
+            size_t i = 0;
+            while (i < ws->nh && ws->h[i].holder != x)
+                i++;
+            if (i < ws->nh)
+                break; /* it and its ancestors are recorded */
+            if (ws->nh == ws->caph) {
+                ws->caph = ws->caph ? ws->caph * 2 : 16;
+                stuck_holder *v = realloc(ws->h, ws->caph * sizeof *v);
+                if (v == NULL)
                     abort();
+                ws->h = v;
+            }
+            ws->h[ws->nh++] = (stuck_holder){x, ws->ancestors_done};
+        }
+    }
+}
+
+/* The W entry in holder h's subtree, or SIZE_MAX. */
+static size_t ws_witness(const waitset *ws, const vsched__node *h)
+{
+    for (size_t i = 0; i < ws->nh; i++)
+        if (ws->h[i].holder == h)
+            return ws->h[i].witness;
+    return SIZE_MAX;
+}
+
+/* Can need i of x never be served while W waits? Then *holder and
+ * *witness say through whom. skip_self: ignore holders stuck only on W[0]
+ * itself (x is the checked job: such a holder is its ancestor, whose
+ * grant it borrows instead). */
+static int need_stuck(const waitset *ws, vsched__node *x, size_t i,
+                      int skip_self, vsched__node **holder, size_t *witness)
+{
+    if (need_free(x, i))
+        return 0;
+    vsched__resource *r = x->job->needs[i];
+    vsched__node *br = NULL;
+    vsched__grant *g = ancestor_grant(x, r, &br);
+    if (g == NULL && r->in_use < r->capacity)
+        return 0;
+    /* The units that could serve this need, and who holds them. */
+    vsched__node *const *hs = g != NULL ? &g->branch
+                                        : (vsched__node *const *)r->holders.v;
+    size_t nh = g != NULL ? 1 : r->holders.n;
+    if (nh == 0)
+        return 0; /* capacity lowered below what is held: it may rise */
+    for (size_t k = 0; k < nh; k++) {
+        size_t wi = ws_witness(ws, hs[k]);
+        if (wi == SIZE_MAX || (skip_self && wi == 0))
+            return 0;
+        if (k == 0) {
+            *holder = hs[k];
+            *witness = wi;
+        }
+    }
+    return 1;
+}
+
+/* "resource deadlock: 'n' needs 'r', which 'h' holds for its subtree,
+ * where 'c' waits on 'x', which needs ..., where 'c2' waits on 'n'": the
+ * chain from n's stuck need back to n. */
+static char *deadlock_message(const waitset *ws, vsched__node *n,
+                              const vsched__resource *r, vsched__node *h,
+                              size_t witness)
+{
+    char *m = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&m, &len);
+    if (f == NULL)
+        return NULL;
+    fprintf(f, "resource deadlock: '%s' needs '%s', which '%s' holds for its "
+               "subtree",
+            vsched__node_name(n), r->name, vsched__node_name(h));
+    fprintf(f, ", where '%s'", vsched__node_name(ws->w[witness].node));
+    for (size_t at = witness, hops = 0; at != 0 && hops < 64; hops++) {
+        const waiter *w = &ws->w[at];
+        const char *next = vsched__node_name(ws->w[w->from].node);
+        if (w->resource == NULL)
+            fprintf(f, " waits on '%s'", next);
+        else
+            fprintf(f, " needs '%s', which '%s' holds for its subtree, "
+                       "where '%s'",
+                    w->resource->name, vsched__node_name(w->holder), next);
+        if (w->resource == NULL && w->from != 0)
+            fputs(", which", f);
+        at = w->from;
+    }
+    if (fclose(f) != 0) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* A message when n can never start, else NULL. The set W of what cannot
+ * finish before n starts is closed over edges (what waits on W) and over
+ * resources (a parked job every unit of whose need is held for a subtree
+ * that holds part of W); n can never start when every unit of one of its
+ * needs is held so. */
+static char *deadlock_of(vsched *s, vsched__node *n)
+{
+    waitset ws = {.stamp = vsched__graph_stamp(&s->graph)};
+    ws_add(&ws, (waiter){n, SIZE_MAX, NULL, NULL});
+    ws_close_edges(&ws, 0);
+    for (int grew = 1; grew;) {
+        grew = 0;
+        ws_ancestors(&ws);
+        const vsched__nodevec *pk = &s->dag.parked;
+        for (uint32_t k = 0; k < pk->n; k++) {
+            vsched__node *x = pk->v[k];
+            if (x == n || x->mark == ws.stamp || vsched__node_terminal(x))
+                continue;
+            for (size_t i = 0; i < x->job->n_needs; i++) {
+                vsched__node *h = NULL;
+                size_t wi = 0;
+                if (need_stuck(&ws, x, i, 0, &h, &wi)) {
+                    size_t at = ws.n;
+                    ws_add(&ws, (waiter){x, wi, x->job->needs[i], h});
+                    ws_close_edges(&ws, at);
+                    grew = 1;
+                    break;
+                }
             }
         }
     }
+    ws_ancestors(&ws);
     char *msg = NULL;
-    vsched__job *j = n->job;
-    for (size_t i = 0; i < j->n_needs && msg == NULL; i++) {
-        if (need_free(n, i))
-            continue;
-        vsched__resource *r = j->needs[i];
-        vsched__node *br = NULL;
-        vsched__grant *g = ancestor_grant(n, r, &br);
-        /* The units that could serve this need, and who holds them. */
-        vsched__node *const *holders = g != NULL ? &g->branch
-                                                 : (vsched__node *const *)
-                                                       r->holders.v;
-        size_t n_holders = g != NULL ? 1 : r->holders.n;
-        if (g == NULL && r->in_use < r->capacity)
-            continue;
-        vsched__node *first_h = NULL, *first_w = NULL;
-        size_t stuck = 0;
-        for (size_t k = 0; k < n_holders; k++) {
-            vsched__node *w = waits_within(holders[k], &down, stamp);
-            if (w != NULL && w != n) {
-                stuck++;
-                if (first_h == NULL)
-                    first_h = holders[k], first_w = w;
-            }
-        }
-        if (n_holders > 0 && stuck == n_holders) {
-            if (asprintf(&msg,
-                         "resource deadlock: '%s' needs '%s', which '%s' "
-                         "holds for its subtree, where '%s' waits on '%s'",
-                         vsched__node_name(n), r->name,
-                         vsched__node_name(first_h),
-                         vsched__node_name(first_w),
-                         vsched__node_name(n)) < 0)
-                msg = NULL;
-        }
+    for (size_t i = 0; i < n->job->n_needs && msg == NULL; i++) {
+        vsched__node *h = NULL;
+        size_t wi = 0;
+        if (need_stuck(&ws, n, i, 1, &h, &wi))
+            msg = deadlock_message(&ws, n, n->job->needs[i], h, wi);
     }
-    vsched__nodevec_free(&down);
+    free(ws.w);
+    free(ws.h);
     return msg;
 }
 
