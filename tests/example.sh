@@ -106,6 +106,6 @@ check "--list-plugins names the built-ins" \
     sh -c "grep -q '^fs ' '$SCRATCH/l.out' && grep -q '^cc ' '$SCRATCH/l.out' && grep -q '^null ' '$SCRATCH/l.out'"
 vsched_run --describe-plugin cc >"$SCRATCH/d.out" 2>&1
 check "--describe-plugin prints the schema" grep -q "out_dir" "$SCRATCH/d.out"
-vsched_run --version | grep -q "plugin ABI 1.0"
+vsched_run --version | grep -q "plugin ABI 1.1"
 check "--version names the ABI" test $? -eq 0
 finish

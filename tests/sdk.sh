@@ -121,8 +121,8 @@ rc=$?
 cat "$SCRATCH/t1.out"
 check "plugin-test on the skeleton exits 0" test "$rc" -eq 0
 check "names plugin and loader" \
-    sh -c "grep -q '^plugin: skeleton 1.0, ABI 1.0, executor, thread-safe ($sk/skeleton.so)$' '$SCRATCH/t1.out' &&
-           grep -q '^loader: fs 1.0, ABI 1.0, loader, thread-safe (built-in)$' '$SCRATCH/t1.out'"
+    sh -c "grep -q '^plugin: skeleton 1.0, ABI $hdr_major.$hdr_minor, executor, thread-safe ($sk/skeleton.so)$' '$SCRATCH/t1.out' &&
+           grep -q '^loader: fs 1.0, ABI $hdr_major.$hdr_minor, loader, thread-safe (built-in)$' '$SCRATCH/t1.out'"
 check "realpath/load of greeting.txt" \
     sh -c "grep -q '^greeting.txt: realpath: ok greeting.txt$' '$SCRATCH/t1.out' &&
            grep -q '^greeting.txt: load: ok 46 bytes$' '$SCRATCH/t1.out'"
