@@ -100,7 +100,8 @@ vsched_run --config "$ini" -k 0 >"$SCRATCH/bad.out" 2>&1
 check "a failing source exits 1" test $? -eq 1
 check "the skeleton's diagnostic is shown with its line" \
     grep -q "bad.txt:2: error: this file is broken" "$SCRATCH/bad.out"
-check "summary: 3 built, 1 failed" grep -q "vsched-run: 3 built, 1 failed" "$SCRATCH/bad.out"
+check "summary: the new file failed, the others are current" \
+    grep -q "vsched-run: 0 built, 1 failed, 3 up to date" "$SCRATCH/bad.out"
 rm -f "$sk/tree/bad.txt"
 
 # Found in the installed pluginsdir through VSCHED_PLUGIN_PATH, else not.
