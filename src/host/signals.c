@@ -23,8 +23,7 @@ static void *vr_signals_main(void *arg)
         int sig = 0;
         if (sigwait(set, &sig) != 0)
             continue;
-        if (atomic_fetch_add(&vr_sig_count, 1) > 0)
-            _exit(VR_EXIT_INTERRUPTED);
+        atomic_fetch_add(&vr_sig_count, 1);
         pthread_mutex_lock(&vr_sig_lock);
         vr_sig_phase mode = vr_sig_mode;
         vsched *s = vr_sig_sched;
@@ -40,6 +39,11 @@ static void *vr_signals_main(void *arg)
             pthread_cond_broadcast(&vr_sig_idle);
             pthread_mutex_unlock(&vr_sig_lock);
         }
+        /* The run now winds down; a second signal, or the grace period
+         * running out, ends it whatever it is doing. */
+        struct timespec grace = {VR_SIG_GRACE_S, 0};
+        sigtimedwait(set, NULL, &grace);
+        _exit(VR_EXIT_INTERRUPTED);
     }
     return NULL;
 }

@@ -16,7 +16,10 @@
  *   VR_SIG_DEFER    recording and reporting: remember it; the run exits
  *                   130 when done.
  *
- * A second signal exits 130 at once in any phase.
+ * A second signal exits 130 at once in any phase, and so does the end of
+ * a grace period of VR_SIG_GRACE_S seconds after the first (a run asked
+ * to stop never outlives it: cancelled compiles end within a second, the
+ * last records and the report take far less).
  *
  * Thread-safety: `lock` (host rank, never held while calling the
  * library) guards the phase and the scheduler; `busy` and its condition
@@ -28,6 +31,8 @@
 #define VSCHED_HOST_SIGNALS_H
 
 #include <vsched/vsched.h>
+
+#define VR_SIG_GRACE_S 10
 
 typedef enum vr_sig_phase {
     VR_SIG_EXIT = 0,
