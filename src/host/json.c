@@ -25,6 +25,7 @@ struct vr_json {
     vr_json_level st[VR_JSON_MAX_DEPTH];
 };
 
+/* Contract: see json.h. */
 vr_json *vr_json_new(FILE *out, int inline_depth)
 {
     vr_json *j = vr_xcalloc(1, sizeof *j);
@@ -112,26 +113,31 @@ static void vr_json_close(vr_json *j, char kind)
     vr_json_after_value(j);
 }
 
+/* Contract: see json.h. */
 void vr_json_object(vr_json *j)
 {
     vr_json_open(j, '{');
 }
 
+/* Contract: see json.h. */
 void vr_json_end_object(vr_json *j)
 {
     vr_json_close(j, '{');
 }
 
+/* Contract: see json.h. */
 void vr_json_array(vr_json *j)
 {
     vr_json_open(j, '[');
 }
 
+/* Contract: see json.h. */
 void vr_json_end_array(vr_json *j)
 {
     vr_json_close(j, '[');
 }
 
+/* Contract: see json.h. */
 void vr_json_key(vr_json *j, const char *key)
 {
     if (j->depth == 0 || j->st[j->depth - 1].kind != '{' ||
@@ -216,6 +222,7 @@ void vr_json_write_string(FILE *out, const char *s, size_t n)
     fputc('"', out);
 }
 
+/* Contract: see json.h. */
 void vr_json_string(vr_json *j, const char *s)
 {
     if (s == NULL) {
@@ -228,6 +235,7 @@ void vr_json_string(vr_json *j, const char *s)
     vr_json_after_value(j);
 }
 
+/* Contract: see json.h. */
 void vr_json_int(vr_json *j, long long v)
 {
     if (vr_json_before_value(j) != 0)
@@ -236,6 +244,7 @@ void vr_json_int(vr_json *j, long long v)
     vr_json_after_value(j);
 }
 
+/* Contract: see json.h. */
 void vr_json_uint(vr_json *j, unsigned long long v)
 {
     if (vr_json_before_value(j) != 0)
@@ -244,6 +253,7 @@ void vr_json_uint(vr_json *j, unsigned long long v)
     vr_json_after_value(j);
 }
 
+/* Contract: see json.h. */
 void vr_json_bool(vr_json *j, int v)
 {
     if (vr_json_before_value(j) != 0)
@@ -252,6 +262,7 @@ void vr_json_bool(vr_json *j, int v)
     vr_json_after_value(j);
 }
 
+/* Contract: see json.h. */
 void vr_json_null(vr_json *j)
 {
     if (vr_json_before_value(j) != 0)

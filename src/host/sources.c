@@ -142,6 +142,7 @@ static size_t vr_ensure(vr_sources *s, const char *name)
 
 /* ---- life ------------------------------------------------------------------- */
 
+/* Contract: see sources.h. */
 vr_sources *vr_sources_new(const char *root, vr_snapshot *snap)
 {
     vr_sources *s = vr_xcalloc(1, sizeof *s);
@@ -173,6 +174,7 @@ static void vr_strv_free(char **v, size_t n)
     free(v);
 }
 
+/* Contract: see sources.h. */
 void vr_sources_free(vr_sources *s)
 {
     if (s == NULL)

@@ -19,6 +19,7 @@ struct vr_strmap {
     size_t cap, n; /* cap: power of two, > 2 n */
 };
 
+/* Contract: see strmap.h. */
 vr_strmap *vr_strmap_new(size_t expected)
 {
     vr_strmap *m = vr_xcalloc(1, sizeof *m);
@@ -29,6 +30,7 @@ vr_strmap *vr_strmap_new(size_t expected)
     return m;
 }
 
+/* Contract: see strmap.h. */
 void vr_strmap_free(vr_strmap *m)
 {
     if (m == NULL)
@@ -47,6 +49,7 @@ static size_t vr_strmap_find(const vr_strmap *m, const char *key)
     return k;
 }
 
+/* Contract: see strmap.h. */
 long vr_strmap_get(const vr_strmap *m, const char *key)
 {
     size_t k = vr_strmap_find(m, key);
@@ -65,6 +68,7 @@ static void vr_strmap_grow(vr_strmap *m)
     free(old);
 }
 
+/* Contract: see strmap.h. */
 void vr_strmap_put(vr_strmap *m, const char *key, long value)
 {
     size_t k = vr_strmap_find(m, key);
@@ -78,6 +82,7 @@ void vr_strmap_put(vr_strmap *m, const char *key, long value)
         vr_strmap_grow(m);
 }
 
+/* Contract: see strmap.h. */
 char *vr_strmap_key(const char *a, const char *b, const char *c)
 {
     if (c != NULL)
