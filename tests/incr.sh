@@ -196,11 +196,14 @@ for i in 11 12; do
 done
 sed -e 's|^inputs = .*|inputs = *.c|' -e '/^include_dirs/d' -e '/^link/d' \
     "$S/b.ini" >"$D/b.ini"
-order() { grep '^\[' "$1" | awk '{print $4}' | head -n 2 | sort | tr '\n' ' '; }
+# rank FILE OUT: where FILE finished among the artifacts of OUT
+rank() { grep '^\[' "$2" | awk '{print $4}' | grep -nx "$1" | cut -d: -f1; }
 build "$D" d1 -j 1
-check "without durations the long files, named last, run last ($(order "$D/d1.out"))" \
-    test "$(grep '^\[' "$D/d1.out" | tail -n 2 | awk '{print $4}' | sort | tr '\n' ' ')" = "s11.c s12.c "
+check "without durations the long files, named last, run late (#$(rank s11.c "$D/d1.out"), #$(rank s12.c "$D/d1.out") of 12)" \
+    test "$(rank s11.c "$D/d1.out")" -ge 9 -a "$(rank s12.c "$D/d1.out")" -ge 9
 build "$D" d2 -j 1 --set executor.cflags=-O2
-check "with their durations recorded they run first ($(order "$D/d2.out"))" \
-    test "$(order "$D/d2.out")" = "s11.c s12.c "
+# (a short file whose chain was ready before the long ones were even
+# loaded may run first: the pool never idles; so "early", not "first")
+check "with their durations recorded they run early (#$(rank s11.c "$D/d2.out"), #$(rank s12.c "$D/d2.out") of 12)" \
+    test "$(rank s11.c "$D/d2.out")" -le 4 -a "$(rank s12.c "$D/d2.out")" -le 4
 finish
