@@ -88,10 +88,11 @@ static uint64_t vr_dep_hash(vr_recorder *r, const vr_capture *cap,
  * stamped, say a missing file, gets a row saying "unknown"). */
 static int vr_dep_ids(vr_recorder *r, const vr_deplist *d, vr_dep *out)
 {
-    int rc = vr_sources_flush(r->src, r->state);
+    int rc = VSCHED_OK;
     for (size_t i = 0; rc == VSCHED_OK && i < d->n; i++) {
-        int64_t id = vr_sources_id(r->src, d->names[i]);
-        if (id == 0) {
+        int64_t id = 0;
+        rc = vr_sources_write(r->src, r->state, d->names[i], &id);
+        if (rc == VSCHED_OK && id == 0) {
             vr_stamp none = {0, 0, -1, 0};
             rc = vr_state_put_source(r->state, d->names[i], VR_HASH_UNKNOWN,
                                      &none, 0, &id);
@@ -231,6 +232,8 @@ static void vr_record_batch(vr_recorder *r, vr_event *ev, size_t n)
         }
         vr_event_free(&ev[i]);
     }
+    if (!r->failed && vr_sources_flush(r->src, r->state) != VSCHED_OK)
+        r->failed = 1; /* files loaded for artifacts that failed, say */
     if (r->cache != NULL)
         vr_cache_commit(r->cache); /* entries before the rows naming them */
     if (!r->failed && vr_state_commit(r->state) != VSCHED_OK)

@@ -409,16 +409,6 @@ size_t vr_sources_reach(vr_sources *s, const char *name, vr_reach **out)
 
 /* ---- writing back ------------------------------------------------------------------- */
 
-/* Contract: see sources.h. */
-int64_t vr_sources_id(vr_sources *s, const char *name)
-{
-    pthread_mutex_lock(&s->lock);
-    long i = vr_find(s, name);
-    int64_t id = i >= 0 ? s->v[i].id : 0;
-    pthread_mutex_unlock(&s->lock);
-    return id;
-}
-
 /* What entry e would be written with: 1 with the fields set, 0 when it
  * has nothing new for the database. Caller holds lock. */
 static int vr_to_write(const vr_src *e, const vr_stamp **stamp,
@@ -455,6 +445,43 @@ size_t vr_sources_pending(vr_sources *s)
     return n;
 }
 
+/* Write entry i when it has something new (caller holds lock). */
+static int vr_write_locked(vr_sources *s, vr_state *st, size_t i)
+{
+    vr_src *e = &s->v[i];
+    const vr_stamp *stamp = NULL;
+    uint64_t hash = 0;
+    int64_t seen = 0;
+    if (!vr_to_write(e, &stamp, &hash, &seen))
+        return VSCHED_OK;
+    int64_t old = e->id, id = 0;
+    int rc = vr_state_put_source(st, e->name, hash, stamp, seen, &id);
+    if (rc != VSCHED_OK)
+        return rc;
+    e->written = 1;
+    e->has_rec = 1;
+    e->rec_hash = hash;
+    e->rec_st = *stamp;
+    e->rec_seen = seen;
+    if (old == 0) {
+        e->id = id;
+        vr_index_put_id(s, i); /* the id index learns it */
+    }
+    return VSCHED_OK;
+}
+
+/* Contract: see sources.h. */
+int vr_sources_write(vr_sources *s, vr_state *st, const char *name,
+                     int64_t *id)
+{
+    pthread_mutex_lock(&s->lock);
+    size_t i = vr_ensure(s, name);
+    int rc = vr_write_locked(s, st, i);
+    *id = s->v[i].id;
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
 /* Contract: see sources.h. Runs on the one thread that writes the state;
  * the lock is held throughout (the puts are in-memory work of SQLite's
  * within the open transaction). */
@@ -462,43 +489,10 @@ int vr_sources_flush(vr_sources *s, vr_state *st)
 {
     int rc = VSCHED_OK;
     pthread_mutex_lock(&s->lock);
-    for (size_t i = 0; i < s->n && rc == VSCHED_OK; i++) {
-        vr_src *e = &s->v[i];
-        const vr_stamp *stamp = NULL;
-        uint64_t hash = 0;
-        int64_t seen = 0;
-        if (!vr_to_write(e, &stamp, &hash, &seen))
-            continue;
-        int64_t old = e->id, id = 0;
-        rc = vr_state_put_source(st, e->name, hash, stamp, seen, &id);
-        if (rc != VSCHED_OK)
-            break;
-        e->written = 1;
-        e->has_rec = 1;
-        e->rec_hash = hash;
-        e->rec_st = *stamp;
-        e->rec_seen = seen;
-        if (old == 0) {
-            e->id = id;
-            vr_index_put_id(s, i); /* the id index learns it */
-        }
-    }
+    for (size_t i = 0; i < s->n && rc == VSCHED_OK; i++)
+        rc = vr_write_locked(s, st, i);
     pthread_mutex_unlock(&s->lock);
     return rc;
-}
-
-/* Contract: see sources.h. */
-size_t vr_sources_ids(vr_sources *s, int64_t **out)
-{
-    pthread_mutex_lock(&s->lock);
-    int64_t *v = vr_xcalloc(s->n + 1, sizeof *v);
-    size_t n = 0;
-    for (size_t i = 0; i < s->n; i++)
-        if (s->v[i].id != 0)
-            v[n++] = s->v[i].id;
-    pthread_mutex_unlock(&s->lock);
-    *out = v;
-    return n;
 }
 
 /* Contract: see sources.h. */

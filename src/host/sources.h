@@ -81,8 +81,12 @@ void vr_sources_set_deps(vr_sources *s, const char *name,
  * through blockers alone. *out is heap (caller frees the array). */
 size_t vr_sources_reach(vr_sources *s, const char *name, vr_reach **out);
 
-/* The row id of `name`, after vr_sources_flush wrote it (0 when none). */
-int64_t vr_sources_id(vr_sources *s, const char *name);
+
+/* Write `name`'s row when the run learnt something the database does
+ * not hold yet, and give its id in *id (0 when the run knows no stamp of
+ * it). Returns 0 or the vr_state_put_source error. */
+int vr_sources_write(vr_sources *s, vr_state *st, const char *name,
+                     int64_t *id);
 
 /* How many files vr_sources_flush would write now. */
 size_t vr_sources_pending(vr_sources *s);
@@ -92,9 +96,6 @@ size_t vr_sources_pending(vr_sources *s);
  * Returns 0 or the first vr_state_put_source error. */
 int vr_sources_flush(vr_sources *s, vr_state *st);
 
-/* Every row id the table knows (recorded or written), for the sweep of
- * rows no artifact needs. *out heap. */
-size_t vr_sources_ids(vr_sources *s, int64_t **out);
 
 /* How many files the host read to hash them (not the loader's loads). */
 uint64_t vr_sources_hashed(vr_sources *s);
