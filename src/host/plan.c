@@ -37,6 +37,51 @@ static char *vr_canonical(vr_incr *in, const char *name,
     return vr_xstrdup(name);
 }
 
+/* ---- the up-to-date check, fanned out ---------------------------------------
+ *
+ * Rows are independent and sources.h is thread-safe, so the check of
+ * every row (stat calls, mostly) is one coordinator batch of chunks of
+ * rows; each chunk counts the outputs it read into its own slot. */
+#define VR_PLAN_CHUNK 256
+
+typedef struct check_batch {
+    vr_plan *p;
+    vr_incr *in;
+} check_batch;
+
+static int check_item(void *ctx, size_t i, void *slot, char **msg)
+{
+    check_batch *cb = ctx;
+    uint64_t *hashed = slot;
+    size_t end = (i + 1) * VR_PLAN_CHUNK;
+    (void)msg;
+    for (size_t k = i * VR_PLAN_CHUNK; k < end && k < cb->p->n_rows; k++) {
+        vr_row *r = &cb->p->rows[k];
+        const vr_profile_keys *pk = vr_incr_keys(cb->in, r->profile);
+        vr_dirty_artifact(cb->in->src, r->rec, pk->config, pk->tool, &r->v,
+                          hashed);
+    }
+    return VSCHED_OK;
+}
+
+static const vr_coord_policy check_policy = {
+    .span_name = "check",
+    .slot_size = sizeof(uint64_t),
+    .item = check_item,
+};
+
+/* Check every row (vr_dirty_artifact), on the coordinator's threads. */
+static void vr_plan_check(vr_plan *p, vr_incr *in)
+{
+    check_batch cb = {p, in};
+    size_t n = (p->n_rows + VR_PLAN_CHUNK - 1) / VR_PLAN_CHUNK;
+    uint64_t *hashed = vr_xcalloc(n + 1, sizeof *hashed);
+    vr_coord_batch(in->b->coord, &check_policy, &cb, n, hashed);
+    for (size_t i = 0; i < n; i++)
+        in->outputs_hashed += hashed[i];
+    free(hashed);
+}
+
 /* Decide one profile's link. */
 static void vr_plan_link(vr_plan *p, vr_incr *in, vr_link *l, size_t prof)
 {
@@ -134,22 +179,22 @@ void vr_plan_make(vr_plan *p, vr_incr *in, char *const *inputs,
     char **canon = vr_xcalloc(n_inputs + 1, sizeof *canon);
     for (size_t i = 0; i < n_inputs; i++)
         canon[i] = vr_canonical(in, inputs[i], profiles, n_profiles);
-    for (size_t pr = 0; pr < n_profiles; pr++) {
-        const vr_profile_keys *k = vr_incr_keys(in, profiles[pr]);
+    for (size_t pr = 0; pr < n_profiles; pr++)
         for (size_t i = 0; i < n_inputs; i++) {
             vr_row *r = &p->rows[pr * n_inputs + i];
             r->input = inputs[i];
             r->name = vr_xstrdup(canon[i]);
             r->profile = profiles[pr];
             r->rec = vr_bind_record(in->bind, r->name, r->profile);
-            vr_dirty_artifact(in->src, r->rec, k->config, k->tool, &r->v,
-                              &in->outputs_hashed);
             r->req = -1;
-            if (r->v.reason != VR_CURRENT)
-                r->req = (long)p->n_dirty++;
-            else if (r->v.out_restamped)
-                p->restamped++;
         }
+    vr_plan_check(p, in);
+    for (size_t i = 0; i < p->n_rows; i++) {
+        vr_row *r = &p->rows[i];
+        if (r->v.reason != VR_CURRENT)
+            r->req = (long)p->n_dirty++; /* request order: row order */
+        else if (r->v.out_restamped)
+            p->restamped++;
     }
     for (size_t i = 0; i < n_inputs; i++)
         free(canon[i]);

@@ -4,7 +4,9 @@
  * reason (dirty.h); for every profile's link whether it must run; and
  * which recorded outputs belong to files that left the inputs.
  *
- * Only the dirty rows become requests, so on a run where nothing changed
+ * The check of the rows runs on the coordinator's threads (one batch,
+ * coord.h): it is stat calls, and they overlap. Only the dirty rows
+ * become requests, so on a run where nothing changed
  * the scheduler is never started: the plan costs the state's one read
  * transaction and stat calls.
  *
