@@ -181,8 +181,14 @@ static int e_job(void *inst, const vsched_ctx *ctx, const vsched_job_in *in,
 }
 
 static const vsched_executor_ops executor = {
-    sizeof(vsched_executor_ops), e_source,   e_deps, e_analysis, e_artifact,
-    e_snapshot_free,             e_job};
+    .size = sizeof(vsched_executor_ops),
+    .source = e_source,
+    .extract_deps = e_deps,
+    .analysis = e_analysis,
+    .artifact = e_artifact,
+    .snapshot_free = e_snapshot_free,
+    .job = e_job,
+};
 
 /* ---- scheduler ---------------------------------------------------------- */
 

@@ -25,8 +25,9 @@ check "no temporary outputs left" \
 
 vsched_run --config "$ini" >"$SCRATCH/run2.out" 2>&1
 check "rebuilding exits 0" test $? -eq 0
-check "rebuild reports every source" \
-    grep -q "vsched-run: $nsrc built, 0 failed" "$SCRATCH/run2.out"
+check "a rebuild with nothing changed has nothing to do" \
+    sh -c "grep -qx 'vsched-run: nothing to do' '$SCRATCH/run2.out' &&
+           test \$(wc -l < '$SCRATCH/run2.out') -eq 1"
 
 # [batch] link = hello: one graph job, after every object, links them.
 check "the link job is reported" \
@@ -42,14 +43,19 @@ check "--profile debug builds into out_dir/debug" \
     test "$(ls "$out"/debug/src/*.o | wc -l)" -eq "$nsrc"
 check "-q prints nothing on success" test ! -s "$SCRATCH/q.out"
 
-vsched_run --config "$ini" -n >"$SCRATCH/n.out" 2>&1
-check "-n prints the plan" grep -q "^artifact release src/" "$SCRATCH/n.out"
+vsched_run --config "$ini" -n --set "vsched.state_dir=$SCRATCH/fresh" \
+    >"$SCRATCH/n.out" 2>&1
+check "-n prints the plan" grep -q "^artifact release src/.*: new$" "$SCRATCH/n.out"
 check "-n plans one line per source" \
     test "$(grep -c '^artifact ' "$SCRATCH/n.out")" -eq "$nsrc"
 check "-n plans the link last" \
-    sh -c "tail -n 1 '$SCRATCH/n.out' | grep -qx 'link release hello'"
+    sh -c "tail -n 1 '$SCRATCH/n.out' | grep -qx 'link release hello: new'"
+check "-n writes no state" test ! -e "$SCRATCH/fresh"
+vsched_run --config "$ini" -n >"$SCRATCH/n2.out" 2>&1
+check "-n on a current build has nothing to do" \
+    grep -qx "vsched-run: nothing to do" "$SCRATCH/n2.out"
 
-vsched_run --config "$ini" --set executor.cflags=-O0 -j 1 --stats \
+vsched_run --config "$ini" --set profile.release.cflags=-O0 -j 1 --stats \
     >"$SCRATCH/set.out" 2>&1
 check "--set and -j are accepted" test $? -eq 0
 check "--stats prints counters" grep -q "submit_count=2 " "$SCRATCH/set.out"
@@ -106,6 +112,6 @@ check "--list-plugins names the built-ins" \
     sh -c "grep -q '^fs ' '$SCRATCH/l.out' && grep -q '^cc ' '$SCRATCH/l.out' && grep -q '^null ' '$SCRATCH/l.out'"
 vsched_run --describe-plugin cc >"$SCRATCH/d.out" 2>&1
 check "--describe-plugin prints the schema" grep -q "out_dir" "$SCRATCH/d.out"
-vsched_run --version | grep -q "plugin ABI 1.0"
+vsched_run --version | grep -q "plugin ABI 1.1"
 check "--version names the ABI" test $? -eq 0
 finish

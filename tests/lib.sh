@@ -16,10 +16,15 @@ check() {
     if "$@"; then pass "$name"; else fail "$name"; fi
 }
 
-# A fresh scratch directory removed at exit.
+# A fresh scratch directory removed at exit (kept, and named, when
+# VSCHED_TEST_KEEP is set: for looking at a failure).
 scratch() {
     SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/vsched-test.XXXXXX")
-    trap 'rm -rf "$SCRATCH"' EXIT
+    if [ -n "${VSCHED_TEST_KEEP:-}" ]; then
+        echo "scratch directory kept: $SCRATCH"
+    else
+        trap 'rm -rf "$SCRATCH"' EXIT
+    fi
 }
 
 finish() {

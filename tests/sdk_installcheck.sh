@@ -121,7 +121,8 @@ check "greeting.txt.out is the skeleton's output" \
 rc=$?
 cat "$SCRATCH/t.out"
 check "installed vsched-plugin-test on it: exit 0" test "$rc" -eq 0
-check "... loaded the installed copy" grep -q "^plugin: skeleton 1.0, ABI 1.0, executor, thread-safe ($installed_sk)$" "$SCRATCH/t.out"
+abi="$(pkg-config --variable=abi_major vsched).$(pkg-config --variable=abi_minor vsched)"
+check "... loaded the installed copy" grep -q "^plugin: skeleton 1.0, ABI $abi, executor, thread-safe ($installed_sk)$" "$SCRATCH/t.out"
 check "... artifact published" grep -q "^greeting.txt: artifact\[release\]: ok $sk/build/release/greeting.txt.out" "$SCRATCH/t.out"
 check "... no violations" grep -q "0 failed operations, 0 contract violations" "$SCRATCH/t.out"
 

@@ -331,8 +331,14 @@ static int e_job(void *inst, const vsched_ctx *ctx, const vsched_job_in *in,
 }
 
 static const vsched_executor_ops executor = {
-    sizeof(vsched_executor_ops), e_source, e_deps, e_analysis, e_artifact,
-    memfs_snap_free,             e_job};
+    .size = sizeof(vsched_executor_ops),
+    .source = e_source,
+    .extract_deps = e_deps,
+    .analysis = e_analysis,
+    .artifact = e_artifact,
+    .snapshot_free = memfs_snap_free,
+    .job = e_job,
+};
 
 /* ---- scheduler ------------------------------------------------------------- */
 

@@ -144,21 +144,28 @@ static int contains(const char *hay, const char *needle)
 
 static void major_mismatch_names_both_versions(void)
 {
-    char *path = in_dir(plugdir(), "bad_major");
-    expect_open_error(path, NULL, VSCHED_EABI,
-                      "plugin 'bad_major' was built for plugin ABI 2.0; "
-                      "this vsched-run speaks ABI 1.0 (major versions must "
-                      "match): rebuild the plugin against vsched 1.x "
-                      "headers");
+    char *path = in_dir(plugdir(), "bad_major"), *want = NULL;
+    if (asprintf(&want,
+                 "plugin 'bad_major' was built for plugin ABI 2.0; this "
+                 "vsched-run speaks ABI 1.%d (major versions must match): "
+                 "rebuild the plugin against vsched 1.x headers",
+                 VSCHED_PLUGIN_ABI_MINOR) < 0)
+        abort();
+    expect_open_error(path, NULL, VSCHED_EABI, want);
+    free(want);
     free(path);
 }
 
 static void newer_minor_names_both_versions_and_says_upgrade(void)
 {
-    char *path = in_dir(plugdir(), "bad_minor");
-    expect_open_error(path, NULL, VSCHED_EABI,
-                      "plugin 'bad_minor' needs plugin ABI 1.1, newer than "
-                      "this vsched-run's 1.0: upgrade vsched-run");
+    char *path = in_dir(plugdir(), "bad_minor"), *want = NULL;
+    if (asprintf(&want,
+                 "plugin 'bad_minor' needs plugin ABI 1.%d, newer than this "
+                 "vsched-run's 1.%d: upgrade vsched-run",
+                 VSCHED_PLUGIN_ABI_MINOR + 1, VSCHED_PLUGIN_ABI_MINOR) < 0)
+        abort();
+    expect_open_error(path, NULL, VSCHED_EABI, want);
+    free(want);
     free(path);
 }
 

@@ -152,6 +152,16 @@ SAME_FIELD(vsched_plugin, v1_0_plugin, loader);
 SAME_FIELD(vsched_plugin, v1_0_plugin, executor);
 MAY_GROW(vsched_plugin, v1_0_plugin);
 
+/* What 1.1 appended lies wholly past the end of the 1.0 layout, so a 1.0
+ * plugin (whose tables and out-structs end there) never overlaps it. */
+#define APPENDED_AFTER(cur, old, f)                                           \
+    _Static_assert(offsetof(cur, f) >= sizeof(old),                           \
+                   #cur "." #f " is not appended after the 1.0 layout")
+_Static_assert(VSCHED_PLUGIN_ABI_MINOR >= 1, "1.1 fields need minor >= 1");
+APPENDED_AFTER(vsched_artifact_out, v1_0_artifact_out, deps);
+APPENDED_AFTER(vsched_artifact_out, v1_0_artifact_out, n_deps);
+APPENDED_AFTER(vsched_executor_ops, v1_0_executor_ops, identity);
+
 /* Status codes keep their values (every 1.0 code exists, unchanged). */
 #define SAME_STATUS(name, value)                                              \
     _Static_assert(VSCHED_##name == (value),                                  \

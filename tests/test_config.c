@@ -878,8 +878,8 @@ static void host_unknown_section_far_from_all_lists_sections(void)
 {
     expect_host(HOST_OK "[toolchain]\n",
                 "t.ini:9: unknown section [toolchain]; accepted sections: "
-                "[vsched], [loader], [executor], [batch], [profile.NAME], "
-                "[resource.NAME]");
+                "[vsched], [loader], [executor], [batch], [cache], "
+                "[profile.NAME], [resource.NAME]");
 }
 
 static void host_section_prefix_typo_suggests_named_section(void)

@@ -28,6 +28,7 @@
 const vsched_plugin *fs_LTX_vsched_plugin_entry(void);
 const vsched_plugin *cc_LTX_vsched_plugin_entry(void);
 const vsched_plugin *null_LTX_vsched_plugin_entry(void);
+int cc__depfile_parse(const char *text, size_t len, char ***out, size_t *n);
 
 /* Assertions that print both values on failure. */
 #define EXPECT_INT(actual, expected)                                          \
@@ -728,6 +729,34 @@ static void out_free(vsched_artifact_out *o)
     free(o->path);
     free(o->tmp_path);
     free(o->bytes);
+    for (size_t i = 0; o->deps != NULL && i < o->n_deps; i++)
+        free(o->deps[i]);
+    free(o->deps);
+}
+
+/* The artifact's deps (ABI 1.1) as one line "a b c", sorted; heap. */
+static char *out_deps(const vsched_artifact_out *o)
+{
+    char **v = calloc(o->n_deps + 1, sizeof *v);
+    size_t len = 1;
+    for (size_t i = 0; i < o->n_deps; i++) {
+        v[i] = o->deps[i];
+        len += strlen(v[i]) + 1;
+    }
+    for (size_t i = 1; i < o->n_deps; i++) /* insertion sort: a few names */
+        for (size_t j = i; j > 0 && strcmp(v[j - 1], v[j]) > 0; j--) {
+            char *t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    char *line = calloc(len, 1);
+    for (size_t i = 0; i < o->n_deps; i++) {
+        if (i > 0)
+            strcat(line, " ");
+        strcat(line, v[i]);
+    }
+    free(v);
+    return line;
 }
 
 static void cc_artifact_compiles_to_tmp_path_under_profile_dir(void)
@@ -761,6 +790,118 @@ static void cc_artifact_compiles_to_tmp_path_under_profile_dir(void)
     free(want);
     CC->destroy(cc);
     free(root), free(out);
+    rm_rf(top);
+}
+
+/* The depfile grammar GCC writes: continuations, several rules (-MP's
+ * empty ones too), escaped spaces, '#' and '$', literal backslashes. */
+static void cc_depfile_parse_takes_every_prerequisite_unescaped(void)
+{
+    static const char text[] =
+        "out/a.o.tmp.1.2: /r/src/a.c /r/include/x.h \\\n"
+        "  /r/my\\ dir/y.h /r/h\\#1.h /r/cost$$.h\\\n"
+        " /r/back\\slash.h /r/two\\\\\\ sp.h\n"
+        "/r/include/x.h:\n"
+        "\n"
+        "other.o: /r/z.h\r\n";
+    char **v = NULL;
+    size_t n = 0;
+    EXPECT_INT(cc__depfile_parse(text, sizeof text - 1, &v, &n), VSCHED_OK);
+    static const char *const want[] = {
+        "/r/src/a.c", "/r/include/x.h", "/r/my dir/y.h", "/r/h#1.h",
+        "/r/cost$.h", "/r/back\\slash.h", "/r/two\\ sp.h", "/r/z.h"};
+    EXPECT_INT(n, sizeof want / sizeof want[0]);
+    for (size_t i = 0; i < n && i < sizeof want / sizeof want[0]; i++)
+        EXPECT_STR(v[i], want[i]);
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+    EXPECT_INT(cc__depfile_parse("", 0, &v, &n), VSCHED_OK);
+    EXPECT_INT(n, 0);
+    CU_ASSERT_PTR_NULL(v);
+}
+
+/* artifact() returns what the compiler read (its -MD depfile): a header
+ * reached through a macro, which the #include scanner cannot see, and the
+ * quoted ones, as source names; not the system headers, not the file
+ * itself; and no depfile is left behind. */
+static void cc_artifact_returns_the_compilers_own_deps(void)
+{
+    char *top, *root = cc_tree(&top), *out = path2(top, "out");
+    put(root, "include/vis.h", "#include \"sub/deep.h\"\n");
+    put(root, "include/sub/deep.h", "int deep;\n");
+    put(root, "src/hidden.h", "int hidden;\n");
+    tkv more[] = {{"executor", "include_dirs", "include"}, {NULL, NULL, NULL}};
+    void *cc = cc_make(root, out, more);
+    vsched_artifact_out o;
+    ctx();
+    EXPECT_INT(cc_build(cc, root, "src/m.c",
+                        "#define HDR \"hidden.h\"\n#include HDR\n"
+                        "#include <stdio.h>\n#include \"vis.h\"\n"
+                        "int m(void) { return hidden + deep; }\n",
+                        "release", &o),
+               VSCHED_OK);
+    char *deps = out_deps(&o);
+    EXPECT_STR(deps, "include/sub/deep.h include/vis.h src/hidden.h");
+    free(deps);
+    char *d = path2(out, "release/src");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "ls '%s' | grep -c '\\.d$'", d);
+    FILE *f = popen(cmd, "r");
+    int nd = -1;
+    if (f == NULL || fscanf(f, "%d", &nd) != 1)
+        nd = -1;
+    if (f != NULL)
+        pclose(f);
+    EXPECT_INT(nd, 0);
+    out_free(&o);
+    free(d);
+    CC->destroy(cc);
+    free(root), free(out);
+    rm_rf(top);
+}
+
+/* A "compiler" that says it is version `v` and otherwise runs cc. */
+static char *versioned_compiler(const char *top, const char *v)
+{
+    char *script = path2(top, "vcc"), text[512];
+    snprintf(text, sizeof text,
+             "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'vcc %s'; "
+             "exit 0; fi\nexec cc \"$@\"\n",
+             v);
+    put(top, "vcc", text);
+    chmod(script, 0755);
+    return script;
+}
+
+/* identity (ABI 1.1) is stable for one compiler and changes with what
+ * the compiler says it is; a missing compiler is ETOOL, with a message. */
+static void cc_identity_follows_the_compilers_version(void)
+{
+    char *top, *root = cc_tree(&top);
+    char *script = versioned_compiler(top, "1.0");
+    tkv more[] = {{"executor", "compiler", script}, {NULL, NULL, NULL}};
+    void *cc = cc_make(root, NULL, more);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(CC->executor->identity);
+    uint64_t a = 0, b = 0, c = 0;
+    EXPECT_INT(CC->executor->identity(cc, ctx(), "release", &a), VSCHED_OK);
+    EXPECT_INT(CC->executor->identity(cc, ctx(), "debug", &b), VSCHED_OK);
+    CU_ASSERT_EQUAL(a, b);
+    CC->destroy(cc);
+    free(versioned_compiler(top, "2.0"));
+    cc = cc_make(root, NULL, more);
+    EXPECT_INT(CC->executor->identity(cc, ctx(), "release", &c), VSCHED_OK);
+    CU_ASSERT_NOT_EQUAL(a, c);
+    CC->destroy(cc);
+    tkv none[] = {{"executor", "compiler", "no-such-cc-xyz"},
+                  {NULL, NULL, NULL}};
+    cc = cc_make(root, NULL, none);
+    EXPECT_INT(CC->executor->identity(cc, ctx(), "release", &c),
+               VSCHED_ETOOL);
+    EXPECT_CONTAINS(T.diag, "cannot run 'no-such-cc-xyz'");
+    CC->destroy(cc);
+    free(script);
+    free(root);
     rm_rf(top);
 }
 
@@ -1291,6 +1432,9 @@ int main(void)
         T_(cc_deps_are_deduplicated_and_equal_blockers),
         T_(cc_analysis_hash_changes_with_blocker_hashes_only),
         T_(cc_artifact_compiles_to_tmp_path_under_profile_dir),
+        T_(cc_depfile_parse_takes_every_prerequisite_unescaped),
+        T_(cc_artifact_returns_the_compilers_own_deps),
+        T_(cc_identity_follows_the_compilers_version),
         T_(cc_artifact_reports_compiler_warnings),
         T_(cc_compile_error_is_etool_with_compiler_message),
         T_(cc_missing_compiler_is_etool_with_cannot_run),

@@ -137,8 +137,13 @@ static int rec_artifact(void *inst, const vsched_ctx *ctx,
 }
 
 static const vsched_executor_ops rec_executor = {
-    sizeof(vsched_executor_ops), rec_source,   rec_deps, rec_analysis,
-    rec_artifact,                memfs_snap_free, NULL};
+    .size = sizeof(vsched_executor_ops),
+    .source = rec_source,
+    .extract_deps = rec_deps,
+    .analysis = rec_analysis,
+    .artifact = rec_artifact,
+    .snapshot_free = memfs_snap_free,
+};
 
 /* ---- fixture ------------------------------------------------------------ */
 

@@ -31,6 +31,11 @@
  * checked against a frozen copy, tests/abi/plugin_v1_0.h) and by a plugin
  * compiled from that frozen copy alone. See vsched-plugin(7).
  *
+ * What each minor added (every addition is marked "Since 1.N" below):
+ *   1.1  vsched_artifact_out.deps / n_deps (the files an artifact read, as
+ *        the tool reports them); vsched_executor_ops.identity (what,
+ *        besides its configuration, decides the executor's outputs).
+ *
  * Ownership, in one rule: a buffer a plugin hands to the host through an
  * out-parameter is allocated with ctx->alloc and owned by the host from then
  * on; a buffer the host hands to a plugin is borrowed for the duration of the
@@ -55,7 +60,7 @@ extern "C" {
 #endif
 
 #define VSCHED_PLUGIN_ABI_MAJOR 1
-#define VSCHED_PLUGIN_ABI_MINOR 0
+#define VSCHED_PLUGIN_ABI_MINOR 1
 
 /* The exported entry symbol's name. A plugin defines it with
  * VSCHED_PLUGIN_DEFINE(modname), where modname is the module's file name
@@ -275,6 +280,16 @@ typedef struct vsched_artifact_out {
     char *bytes;     /* output bytes when tmp_path is NULL */
     size_t len;
     uint64_t artifact_hash; /* key of what was produced (0 if unknown) */
+
+    /* Since 1.1. The files the artifact was made from, as the tool itself
+     * reports them (for cc: the compiler's -MD depfile), as source names
+     * relative to the loader root; files outside the root (system headers)
+     * are left out. The host records them for its up-to-date check beside
+     * extract_deps' dependencies, so a file the scanner missed (an include
+     * through a macro) is still tracked. NULL/0 when the executor does not
+     * know. Array and strings ctx->alloc'ed, host-owned, also on failure. */
+    char **deps;
+    size_t n_deps;
 } vsched_artifact_out;
 
 /* A generic graph job (e.g. a link step). */
@@ -315,6 +330,18 @@ typedef struct vsched_executor_ops {
      * as artifact(). */
     int (*job)(void *inst, const vsched_ctx *ctx, const vsched_job_in *in,
                vsched_artifact_out *out);
+
+    /* Since 1.1. Optional (may be NULL). The executor's identity for
+     * `profile`: a hash of what, besides its configuration, decides what
+     * artifact() and job() produce (for cc: the compiler's --version output
+     * and a hash of its binary), into *id. The host calls it once per run
+     * and profile, before any stage, and folds it into every artifact key
+     * together with the plugin's name, version and configuration; without
+     * it an executor is keyed by those alone. A failure is not fatal: the
+     * host keys the run as "identity unknown", which rebuilds what the
+     * executor built before. */
+    int (*identity)(void *inst, const vsched_ctx *ctx, const char *profile,
+                    uint64_t *id);
 } vsched_executor_ops;
 
 /* ------------------------------------------------------------------------

@@ -382,6 +382,7 @@ static const vsched_executor_ops cc_executor = {
     .artifact = cc__artifact,
     .snapshot_free = cc_snapshot_free,
     .job = cc__job,
+    .identity = cc__identity,
 };
 
 static const vsched_plugin cc_plugin = {
@@ -389,7 +390,7 @@ static const vsched_plugin cc_plugin = {
     .abi_minor = VSCHED_PLUGIN_ABI_MINOR,
     .size = sizeof(vsched_plugin),
     .name = "cc",
-    .version = "1.0",
+    .version = "1.1",
     .description = "C/C++ compiler executor with #include tracking",
     .roles = VSCHED_ROLE_EXECUTOR,
     .flags = VSCHED_PLUGIN_THREAD_SAFE,

@@ -3,7 +3,9 @@
  *
  *   cc.c       descriptor, schema, create/destroy, Source/deps/Analysis
  *   scan.c     the #include scanner and include resolution
- *   compile.c  Artifact (compile) and the link job: argv, spawn, capture
+ *   compile.c  Artifact (compile) and the link job: argv, spawn, capture;
+ *              the compiler's identity
+ *   depfile.c  the compiler's -MD depfile, parsed into source names
  *
  * Every symbol here is hidden; the module exports only its entry.
  */
@@ -49,6 +51,9 @@ typedef struct cc_inst {
     pthread_mutex_t lock;
     cc_profile *profiles;     /* guarded by lock */
     unsigned long counter;    /* temporary-name counter (atomic ops) */
+    int have_identity;        /* guarded by lock: identity is computed */
+    int identity_rc;          /* guarded by lock: its status */
+    uint64_t identity;        /* guarded by lock: the compiler's identity */
 } cc_inst;
 
 /* The snapshot of one source: its resolved includes, in first-seen order.
@@ -97,9 +102,33 @@ CC__HIDDEN int cc__scan(const cc_inst *cc, const vsched_ctx *ctx,
 CC__HIDDEN int cc__artifact(void *inst, const vsched_ctx *ctx,
                             const vsched_artifact_in *in,
                             vsched_artifact_out *out);
+/* The executor's identity (ABI 1.1): a hash of `compiler --version`'s
+ * output and exit status and of the compiler's binary (found on PATH when
+ * the name has no '/'), computed once per instance (takes inst->lock
+ * around the cached value, never while the compiler runs). Returns 0,
+ * VSCHED_ETOOL (cannot run it, with a diagnostic) or VSCHED_ENOMEM. */
+CC__HIDDEN int cc__identity(void *inst, const vsched_ctx *ctx,
+                            const char *profile, uint64_t *id);
 /* Graph job: kind "link" links the inputs into out_dir/PROFILE/NAME;
  * other kinds are VSCHED_EUNSUPPORTED. Same returns as cc__artifact. */
 CC__HIDDEN int cc__job(void *inst, const vsched_ctx *ctx,
                        const vsched_job_in *in, vsched_artifact_out *out);
+
+/* ---- depfile.c ----------------------------------------------------------- */
+
+/* The prerequisites of every rule of a Makefile-style depfile (as GCC's
+ * -MD writes it), unescaped, in order, into *out (malloc'ed array of
+ * malloc'ed strings, *n entries; NULL when none). Returns 0 or
+ * VSCHED_ENOMEM (nothing returned). */
+CC__HIDDEN int cc__depfile_parse(const char *text, size_t len, char ***out,
+                                 size_t *n);
+/* `paths` (n of them, absolute or relative to the working directory) as
+ * distinct source names under cc->root, in order, leaving out files
+ * outside the root, files that no longer exist and `self`; into *names
+ * (ctx->alloc'ed array and strings, NULL when none). Returns 0 or
+ * VSCHED_ENOMEM. */
+CC__HIDDEN int cc__depfile_names(const cc_inst *cc, const vsched_ctx *ctx,
+                                 const char *self, char **paths, size_t n,
+                                 char ***names, size_t *n_names);
 
 #endif

@@ -360,7 +360,73 @@ static void cc_out_clear(const vsched_ctx *ctx, vsched_artifact_out *out)
         ctx->free(ctx, out->path);
     if (out->tmp_path != NULL)
         ctx->free(ctx, out->tmp_path);
+    for (size_t i = 0; out->deps != NULL && i < out->n_deps; i++)
+        ctx->free(ctx, out->deps[i]);
+    if (out->deps != NULL)
+        ctx->free(ctx, out->deps);
     memset(out, 0, sizeof *out);
+}
+
+/* The whole of `path` (malloc, NUL-terminated) or NULL. */
+static char *cc_slurp(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    size_t n = 0, cap = 8192;
+    char *buf = malloc(cap);
+    for (ssize_t r = 1; buf != NULL && r > 0;) {
+        if (n + 1 >= cap) {
+            char *b = realloc(buf, cap *= 2);
+            if (b == NULL) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = b;
+        }
+        r = read(fd, buf + n, cap - n - 1);
+        if (r < 0 && errno == EINTR)
+            r = 1;
+        else if (r < 0) {
+            free(buf);
+            buf = NULL;
+        } else {
+            n += (size_t)r;
+        }
+    }
+    close(fd);
+    if (buf != NULL)
+        buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+/* The files the compile of `name` read, from its depfile, into out->deps.
+ * A depfile that cannot be read leaves the list empty (the scanner's deps
+ * still hold); only exhaustion fails. */
+static int cc_take_depfile(cc_inst *cc, const vsched_ctx *ctx,
+                           const char *name, const char *depfile,
+                           vsched_artifact_out *out)
+{
+    size_t len = 0, n = 0;
+    char *text = cc_slurp(depfile, &len), **paths = NULL;
+    if (text == NULL) {
+        cc__diagf(ctx, VSCHED_SEV_WARNING, name, 0,
+                  "cc: the compiler wrote no dependency file %s; headers "
+                  "only it saw are not tracked",
+                  depfile);
+        return VSCHED_OK;
+    }
+    int rc = cc__depfile_parse(text, len, &paths, &n);
+    free(text);
+    if (rc == VSCHED_OK)
+        rc = cc__depfile_names(cc, ctx, name, paths, n, &out->deps,
+                               &out->n_deps);
+    for (size_t i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+    return rc;
 }
 
 /* An argv under construction; every string is its own (malloc), and the
@@ -437,22 +503,122 @@ int cc__artifact(void *inst, const vsched_ctx *ctx,
         cc_out_clear(ctx, out);
         return rc;
     }
+    char depfile[PATH_MAX + 80];
+    snprintf(depfile, sizeof depfile, "%s.d", out->tmp_path);
     cc_argv a = {0};
     cc_args(&a, &cc->launcher);
     cc_arg(&a, "%s", cc->compiler);
     cc_args(&a, &p->cflags);
     for (size_t i = 0; i < cc->include_dirs.n; i++)
         cc_arg(&a, "-I%s/%s", cc->root, cc->include_dirs.v[i]);
+    cc_arg(&a, "-MD");
+    cc_arg(&a, "-MF");
+    cc_arg(&a, "%s", depfile);
     cc_arg(&a, "-c");
     cc_arg(&a, "%s/%s", cc->root, in->name);
     cc_arg(&a, "-o");
     cc_arg(&a, "%s", out->tmp_path);
-    if ((rc = cc_run_argv(cc, ctx, &a, in->name, out)) != VSCHED_OK)
+    rc = cc_run_argv(cc, ctx, &a, in->name, out);
+    if (rc == VSCHED_OK)
+        rc = cc_take_depfile(cc, ctx, in->name, depfile, out);
+    unlink(depfile);
+    if (rc != VSCHED_OK) {
+        if (out->tmp_path != NULL)
+            unlink(out->tmp_path);
+        cc_out_clear(ctx, out);
         return rc;
+    }
     uint64_t key[2] = {in->analysis_hash, p->compile_key};
     out->artifact_hash = XXH3_64bits_withSeed(
         key, sizeof key, XXH3_64bits(in->name, strlen(in->name)));
     return VSCHED_OK;
+}
+
+/* ---- identity ------------------------------------------------------------ */
+
+/* The file `prog` runs as: itself when it names a path, else the first
+ * executable of that name on PATH; heap string or NULL. */
+static char *cc_which(const char *prog)
+{
+    if (strchr(prog, '/') != NULL)
+        return realpath(prog, NULL);
+    const char *path = getenv("PATH");
+    for (const char *p = path != NULL ? path : "/usr/bin:/bin"; *p != '\0';) {
+        size_t n = strcspn(p, ":");
+        char cand[PATH_MAX];
+        int w = snprintf(cand, sizeof cand, "%.*s/%s", (int)n, n ? p : ".",
+                         prog);
+        if (w > 0 && (size_t)w < sizeof cand && access(cand, X_OK) == 0)
+            return realpath(cand, NULL);
+        p += n + (p[n] == ':');
+    }
+    return NULL;
+}
+
+/* Hash `compiler --version` and the compiler's binary into *id. */
+static int cc_compute_identity(cc_inst *cc, const vsched_ctx *ctx,
+                               uint64_t *id)
+{
+    char ebuf[128];
+    char *argv[] = {cc->compiler, "--version", NULL};
+    pid_t pid = -1;
+    int rfd = -1, status = 0;
+    int err = cc_spawn(argv, &pid, &rfd);
+    if (err != 0) {
+        cc__diagf(ctx, VSCHED_SEV_ERROR, NULL, 0, "cannot run '%s': %s",
+                  cc->compiler, cc_errstr(err, ebuf, sizeof ebuf));
+        return VSCHED_ETOOL;
+    }
+    cc_output o = {0};
+    cc_wait(cc, ctx, pid, rfd, &o, &status);
+    XXH3_state_t *st = XXH3_createState();
+    if (st == NULL) {
+        free(o.p);
+        return VSCHED_ENOMEM;
+    }
+    XXH3_64bits_reset(st);
+    XXH3_64bits_update(st, &status, sizeof status);
+    if (o.p != NULL)
+        XXH3_64bits_update(st, o.p, o.n);
+    free(o.p);
+    char *bin = cc_which(cc->compiler);
+    size_t len = 0;
+    char *bytes = bin != NULL ? cc_slurp(bin, &len) : NULL;
+    XXH3_64bits_update(st, bin != NULL ? bin : "", bin ? strlen(bin) + 1 : 1);
+    if (bytes != NULL)
+        XXH3_64bits_update(st, bytes, len);
+    free(bytes);
+    free(bin);
+    *id = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    return VSCHED_OK;
+}
+
+/* Contract in cc.h. The compiler is the same for every profile. */
+int cc__identity(void *inst, const vsched_ctx *ctx, const char *profile,
+                 uint64_t *id)
+{
+    cc_inst *cc = inst;
+    (void)profile;
+    pthread_mutex_lock(&cc->lock);
+    int have = cc->have_identity;
+    int rc = cc->identity_rc;
+    uint64_t v = cc->identity;
+    pthread_mutex_unlock(&cc->lock);
+    if (!have) {
+        rc = cc_compute_identity(cc, ctx, &v);
+        pthread_mutex_lock(&cc->lock);
+        if (!cc->have_identity) { /* the first to finish wins */
+            cc->have_identity = 1;
+            cc->identity_rc = rc;
+            cc->identity = v;
+        }
+        rc = cc->identity_rc;
+        v = cc->identity;
+        pthread_mutex_unlock(&cc->lock);
+    }
+    *id = v;
+    return rc;
 }
 
 /* Hash of a link: its command key, then each input's path and content. */

@@ -1,5 +1,6 @@
 /*
- * build -- the scheduler session and the batch compile; see build.h.
+ * build -- the inputs and profiles of a build, and the scheduler session;
+ * see build.h. The run itself is run.c; its batch, batch.c.
  */
 #include <glob.h>
 #include <stdlib.h>
@@ -154,8 +155,8 @@ int vr_build_inputs(const vr_build *b, char ***names, size_t *n, char **err)
     return VSCHED_OK;
 }
 
-/* Profiles: --profile flags, else [batch] profiles. */
-static char **profiles_of(const vr_build *b, size_t *n)
+/* Contract: see build.h. */
+char **vr_build_profiles(const vr_build *b, size_t *n)
 {
     char **v = NULL;
     *n = 0;
@@ -180,13 +181,6 @@ static unsigned online_cpus(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (unsigned)n : 1;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 int vr_session_open(vr_session *ss, const vr_build *b,
@@ -251,6 +245,12 @@ void vr_session_print_stats(FILE *out, vsched *s)
 {
     vsched_stats st;
     vsched_get_stats(s, &st);
+    vr_session_print_counters(out, &st);
+}
+
+void vr_session_print_counters(FILE *out, const vsched_stats *stp)
+{
+    const vsched_stats st = *stp;
 #define U(x) ((unsigned long long)(x))
     fprintf(out,
             "stats: submit_count=%llu batch_submissions=%llu "
@@ -273,320 +273,11 @@ void vr_session_print_stats(FILE *out, vsched *s)
 #undef U
 }
 
-/* Observer: progress output, and -k: stop after N failures. */
-typedef struct build_watch {
-    vr_progress *progress;
-    vsched *s;
-    long keep_going; /* 0 = never stop */
-    long failures;
-} build_watch;
-
-static void on_event(void *user, const vsched_event *ev)
-{
-    build_watch *w = user;
-    vr_progress_event(w->progress, ev);
-    if (ev->status != 0 && ev->status != VSCHED_ECANCELLED &&
-        ev->status != VSCHED_EDEPFAIL && ev->stage == VSCHED_STAGE_ARTIFACT) {
-        w->failures++;
-        if (w->keep_going > 0 && w->failures == w->keep_going && w->s != NULL)
-            vsched_cancel(w->s, "not built: stopped after earlier failures "
-                                "(see -k)");
-    }
-}
-
-/* ---- the compile as one coordinator batch --------------------------------
- *
- * The item set is the (input, profile) requests. The batch's shared wait
- * point (setup) makes ONE atomic submission of all of them and ONE
- * vsched_wait_batch, on a coordinator worker; item i then takes result i,
- * and a failed build becomes item i's failure.
- */
-typedef struct compile_batch {
-    vsched *s;
-    const vsched_request *reqs;
-    vsched_batch *batch;        /* released by the caller */
-    const vsched_result **res;  /* res[i] owned by batch */
-    const vsched_dag *link;     /* the link jobs, or NULL */
-    uint64_t *link_ids;         /* ids of link->nodes */
-    int link_rc;                /* its submission's status */
-} compile_batch;
-
-static int compile_setup(void *ctx, size_t n, char **msg)
-{
-    compile_batch *cb = ctx;
-    int rc = vsched_submit_batch_atomic(cb->s, cb->reqs, n, &cb->batch);
-    if (rc != VSCHED_OK) {
-        cb->batch = NULL;
-        *msg = vr_strfmt("cannot submit the batch: %s", vsched_strerror(rc));
-        return rc;
-    }
-    if (cb->link != NULL) {
-        /* The link jobs join the same graph while the objects build: one
-         * DAG submission, gated on the batch's Artifact nodes. */
-        vsched_admission adm = VSCHED_BACKPRESSURED;
-        cb->link_rc = vsched_submit_dag(cb->s, cb->link, cb->link_ids, &adm,
-                                        NULL);
-        if (cb->link_rc == VSCHED_OK && adm != VSCHED_ADMITTED)
-            cb->link_rc = VSCHED_EFULL;
-    }
-    vsched_wait_batch(cb->batch, cb->res); /* every res[i] is set */
-    return VSCHED_OK;
-}
-
-static int compile_item(void *ctx, size_t i, void *slot, char **msg)
-{
-    compile_batch *cb = ctx;
-    const vsched_result **row = slot;
-    *row = cb->res[i];
-    (void)msg; /* the result carries its own message */
-    return (*row)->status;
-}
-
-static const vr_coord_policy compile_policy = {
-    .span_name = "compile",
-    .slot_size = sizeof(const vsched_result *),
-    .setup = compile_setup,
-    .item = compile_item,
-    .fail = NULL, /* a failed row keeps its vsched_result (or NULL) */
-};
-
-/* Print per-row output and the summary; returns the exit status. */
-static int report(const vr_build *b, vr_progress *prog,
-                  const vsched_result **rows, size_t n, double seconds)
-{
-    size_t built = 0, failed = 0, cancelled = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (rows[i]->status == 0) {
-            built++;
-            if (b->cli->verbosity > 0 && rows[i]->artifact_path != NULL)
-                fprintf(b->out, "%s -> %s\n", rows[i]->name,
-                        rows[i]->artifact_path);
-        } else if (rows[i]->status == VSCHED_ECANCELLED) {
-            cancelled++;
-        } else {
-            failed++;
-            vr_progress_failure(prog, rows[i]);
-        }
-    }
-    if (b->cli->verbosity >= 0 || failed > 0)
-        vr_progress_summary(prog, built, failed, cancelled, seconds);
-    return failed + cancelled > 0 ? VR_EXIT_FAILED : VR_EXIT_OK;
-}
-
-/* [batch] link = NAME, when the inputs are [batch] inputs (FILES on the
- * command line build just those objects); NULL otherwise. */
-static const char *link_name(const vr_build *b)
+/* Contract: see build.h. */
+const char *vr_build_link_name(const vr_build *b)
 {
     const char *link = vr_config_get(b->cfg, "batch", "link");
     if (link == NULL || link[0] == '\0' || b->cli->n_files > 0)
         return NULL;
     return link;
-}
-
-/* The link sub-DAG: per profile, Artifact(input) for every input, and one
- * "link" job depending on all of them after success and holding the
- * `link` resource. Its inputs are those objects' paths, in input order. */
-typedef struct link_dag {
-    vsched_dag dag;
-    vsched_node_spec *nodes;
-    vsched_edge_spec *edges;
-    uint64_t *ids;
-    size_t n_jobs;
-} link_dag;
-
-static const char *const link_resources[] = {"link"};
-
-static void link_dag_build(link_dag *ld, const char *name,
-                           const vsched_request *reqs, size_t n_inputs,
-                           size_t n_profiles)
-{
-    size_t per = n_inputs + 1;
-    ld->nodes = vr_xcalloc(per * n_profiles + 1, sizeof *ld->nodes);
-    ld->edges = vr_xcalloc(n_inputs * n_profiles + 1, sizeof *ld->edges);
-    ld->ids = vr_xcalloc(per * n_profiles + 1, sizeof *ld->ids);
-    size_t ne = 0;
-    for (size_t p = 0; p < n_profiles; p++) {
-        const char *profile = reqs[p * n_inputs].profile;
-        size_t job = p * per + n_inputs;
-        for (size_t i = 0; i < n_inputs; i++) {
-            ld->nodes[p * per + i] = (vsched_node_spec){
-                .what = VSCHED_SPEC_ARTIFACT,
-                .name = reqs[p * n_inputs + i].name,
-                .profile = profile,
-                .parent = VSCHED_REF_NONE,
-            };
-            ld->edges[ne++] = (vsched_edge_spec){
-                VSCHED_REF_LOCAL(p * per + i), VSCHED_REF_LOCAL(job),
-                VSCHED_GATE_AFTER_SUCCESS};
-        }
-        ld->nodes[job] = (vsched_node_spec){
-            .what = VSCHED_SPEC_JOB,
-            .kind = "link",
-            .name = name,
-            .profile = profile,
-            .parent = VSCHED_REF_NONE,
-            .resources = link_resources,
-            .n_resources = 1,
-        };
-    }
-    ld->n_jobs = n_profiles;
-    ld->dag = (vsched_dag){ld->nodes, per * n_profiles, ld->edges, ne,
-                           NULL, NULL, 1};
-}
-
-static void link_dag_free(link_dag *ld)
-{
-    free(ld->nodes);
-    free(ld->edges);
-    free(ld->ids);
-}
-
-/* Wait for every link job (before the summary: the wall time includes
- * them). infos[k] is job k's end, or its state stays 0 (PENDING) when the
- * id did not resolve. */
-static void wait_links(vr_session *ss, const link_dag *ld,
-                       vsched_node_info *infos)
-{
-    size_t per = ld->dag.n_nodes / ld->n_jobs;
-    for (size_t k = 0; k < ld->n_jobs; k++)
-        vsched_node_wait(ss->sched, ld->ids[k * per + per - 1], &infos[k]);
-}
-
-/* Say how each link went; returns 1 if any did not produce its program. */
-static int report_links(const vr_build *b, vr_progress *prog,
-                        const link_dag *ld, int submit_rc,
-                        vsched_node_info *infos)
-{
-    if (submit_rc != VSCHED_OK) {
-        fprintf(b->err, "vsched-run: cannot submit the link: %s\n",
-                vsched_strerror(submit_rc));
-        return 1;
-    }
-    int bad = 0;
-    size_t per = ld->dag.n_nodes / ld->n_jobs;
-    for (size_t k = 0; k < ld->n_jobs; k++) {
-        const vsched_node_spec *spec = &ld->nodes[k * per + per - 1];
-        const vsched_node_info *in = &infos[k];
-        if (in->state == VSCHED_NODE_DONE) {
-            if (b->cli->verbosity >= 0)
-                fprintf(b->out, "vsched-run: linked %s\n", in->output);
-            continue;
-        }
-        bad = 1;
-        if (in->state == VSCHED_NODE_CANCELLED) {
-            fprintf(b->out, "vsched-run: link %s [%s] not run: %s\n",
-                    spec->name, spec->profile,
-                    in->message != NULL ? in->message : "cancelled");
-            continue;
-        }
-        vsched_result r = {
-            .status = in->status,
-            .name = spec->name,
-            .stage = VSCHED_STAGE_SOURCE, /* no Artifact row: no profile */
-            .failed_stage = VSCHED_STAGE_ARTIFACT,
-            .message = in->message,
-            .diags = in->diags,
-            .n_diags = in->n_diags,
-        };
-        vr_progress_failure(prog, &r);
-    }
-    return bad;
-}
-
-/* Build reqs[0..n_req) on the started session; returns the exit status. */
-static int compile(const vr_build *b, vr_session *ss, vr_progress *prog,
-                   const vsched_request *reqs, size_t n_inputs,
-                   size_t n_profiles)
-{
-    size_t n_req = n_inputs * n_profiles;
-    compile_batch cb = {ss->sched, reqs, NULL, NULL, NULL, NULL, 0};
-    link_dag ld = {0};
-    const char *link = link_name(b);
-    if (link != NULL) {
-        link_dag_build(&ld, link, reqs, n_inputs, n_profiles);
-        cb.link = &ld.dag;
-        cb.link_ids = ld.ids;
-    }
-    cb.res = vr_xcalloc(n_req + 1, sizeof *cb.res);
-    const vsched_result **rows = vr_xcalloc(n_req + 1, sizeof *rows);
-    vr_coord_policy pol = compile_policy;
-    pol.sched = ss->sched;
-    double t0 = now_s();
-    vr_coord_batch(b->coord, &pol, &cb, n_req, rows);
-    vsched_node_info *infos = vr_xcalloc(ld.n_jobs + 1, sizeof *infos);
-    int linking = cb.batch != NULL && link != NULL;
-    if (linking && cb.link_rc == VSCHED_OK)
-        wait_links(ss, &ld, infos);
-    double t1 = now_s();
-    vr_progress_clear(prog);
-    int status = VR_EXIT_USAGE;
-    if (cb.batch == NULL)
-        fprintf(b->err, "vsched-run: cannot submit the batch\n");
-    else
-        status = report(b, prog, rows, n_req, t1 - t0);
-    if (linking && report_links(b, prog, &ld, cb.link_rc, infos) &&
-        status == VR_EXIT_OK)
-        status = VR_EXIT_FAILED;
-    for (size_t k = 0; k < ld.n_jobs; k++)
-        vsched_node_info_clear(&infos[k]);
-    free(infos);
-    link_dag_free(&ld);
-    if (b->cli->stats && cb.batch != NULL)
-        vr_session_print_stats(b->out, ss->sched);
-    vsched_batch_release(cb.batch);
-    free(rows);
-    free(cb.res);
-    return status;
-}
-
-int vr_build_run(const vr_build *b)
-{
-    char **inputs = NULL, *err = NULL;
-    size_t n_inputs = 0, n_profiles = 0;
-    if (vr_build_inputs(b, &inputs, &n_inputs, &err) != VSCHED_OK) {
-        fprintf(b->err, "vsched-run: %s\n", err);
-        free(err);
-        return VR_EXIT_USAGE;
-    }
-    char **profiles = profiles_of(b, &n_profiles);
-    size_t n_req = n_inputs * n_profiles;
-    int status = VR_EXIT_OK;
-    if (b->cli->dry_run) {
-        for (size_t p = 0; p < n_profiles; p++) {
-            for (size_t i = 0; i < n_inputs; i++)
-                fprintf(b->out, "artifact %s %s\n", profiles[p], inputs[i]);
-            if (link_name(b) != NULL)
-                fprintf(b->out, "link %s %s\n", profiles[p], link_name(b));
-        }
-        goto done;
-    }
-
-    long kg = b->cli->keep_going >= 0
-                  ? b->cli->keep_going
-                  : (long)vr_schema_int(b->cfg, "batch", "keep_going", 1);
-    int tty = isatty(fileno(b->out));
-    vr_progress *prog = vr_progress_new(b->out, b->cli->verbosity, tty, n_req);
-    build_watch watch = {prog, NULL, kg, 0};
-    vr_session ss;
-    status = VR_EXIT_USAGE;
-    if (vr_session_open(&ss, b, on_event, &watch) == 0) {
-        watch.s = ss.sched;
-        vsched_request *reqs = vr_xcalloc(n_req + 1, sizeof *reqs);
-        for (size_t p = 0; p < n_profiles; p++)
-            for (size_t i = 0; i < n_inputs; i++)
-                reqs[p * n_inputs + i] = (vsched_request){
-                    .name = inputs[i],
-                    .stage = VSCHED_STAGE_ARTIFACT,
-                    .profile = profiles[p],
-                };
-        status = compile(b, &ss, prog, reqs, n_inputs, n_profiles);
-        free(reqs);
-    }
-    vr_session_close(&ss);
-    vr_progress_free(prog);
-
-done:
-    vr_build_inputs_free(inputs, n_inputs);
-    vr_build_inputs_free(profiles, n_profiles);
-    return status;
 }

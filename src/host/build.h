@@ -1,12 +1,11 @@
 /*
- * build -- the batch compile of vsched-run, and the scheduler session it
- * shares with the other host batch APIs (deps.h).
+ * build -- what a build is made of: its inputs and profiles, and the
+ * scheduler session (stage pools + scheduler) it shares with the other
+ * host batch APIs (deps.h).
  *
- * Expands the inputs, creates the stage pools and the scheduler around the
- * loaded plugins, and runs the compile as ONE batch of the coordinator
- * (coord.h): its shared wait point submits every (input, profile) Artifact
- * request as ONE atomic batch and waits for it with ONE vsched_wait_batch
- * on a coordinator worker; its items then take the results in input order.
+ * The order of a run is run.c (vr_build_run): the incremental plan
+ * (plan.h), then only what is not current through the scheduler as ONE
+ * batch of the coordinator (batch.h), then the records and the report.
  */
 #ifndef VSCHED_HOST_BUILD_H
 #define VSCHED_HOST_BUILD_H
@@ -24,6 +23,8 @@ typedef struct vr_build {
     const vr_config *cfg;
     vsched_loader_binding loader;
     vsched_executor_binding executor;
+    const vsched_plugin *loader_desc;   /* their descriptors */
+    const vsched_plugin *executor_desc;
     FILE *out;   /* progress and results */
     FILE *err;   /* errors */
     vr_coord *coord; /* the host's coordinator pool (borrowed); required */
@@ -43,8 +44,10 @@ int vr_session_open(vr_session *ss, const vr_build *b,
                     vsched_observer_fn observer, void *observer_user);
 /* Destroy the scheduler, then its pools. */
 void vr_session_close(vr_session *ss);
-/* The --stats lines. */
+/* The --stats lines of the scheduler: of a live one, or of counters
+ * taken before it was destroyed. */
 void vr_session_print_stats(FILE *out, vsched *s);
+void vr_session_print_counters(FILE *out, const vsched_stats *st);
 
 /* Expand the build's inputs into source names (heap array of heap strings,
  * *n entries): FILES from the command line if any, else [batch] inputs,
@@ -56,7 +59,15 @@ int vr_build_inputs(const vr_build *b, char ***names, size_t *n, char **err);
 /* Free what vr_build_inputs returned. */
 void vr_build_inputs_free(char **names, size_t n);
 
-/* Run the build; returns the process exit status (VR_EXIT_*). */
+/* The profiles to build: --profile flags, else [batch] profiles, else
+ * "release". Heap array of heap strings (vr_build_inputs_free). */
+char **vr_build_profiles(const vr_build *b, size_t *n);
+
+/* The [batch] link name when the link runs: [batch] link is set and the
+ * inputs are [batch] inputs (FILES build just those objects); else NULL. */
+const char *vr_build_link_name(const vr_build *b);
+
+/* Run the build (run.c); returns the process exit status (VR_EXIT_*). */
 int vr_build_run(const vr_build *b);
 
 #endif

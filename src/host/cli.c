@@ -20,7 +20,12 @@ enum {
     OPT_LIST,
     OPT_DESCRIBE,
     OPT_CONFIG,
-    OPT_DEPS
+    OPT_DEPS,
+    OPT_EXPLAIN,
+    OPT_CLEAN,
+    OPT_CACHE,
+    OPT_NO_WAIT,
+    OPT_REPORT
 };
 
 static const struct option long_opts[] = {
@@ -34,6 +39,11 @@ static const struct option long_opts[] = {
     {"set", required_argument, NULL, OPT_SET},
     {"stats", no_argument, NULL, OPT_STATS},
     {"deps", no_argument, NULL, OPT_DEPS},
+    {"explain", no_argument, NULL, OPT_EXPLAIN},
+    {"clean", no_argument, NULL, OPT_CLEAN},
+    {"cache", no_argument, NULL, OPT_CACHE},
+    {"no-wait", no_argument, NULL, OPT_NO_WAIT},
+    {"report", required_argument, NULL, OPT_REPORT},
     {"list-plugins", no_argument, NULL, OPT_LIST},
     {"describe-plugin", required_argument, NULL, OPT_DESCRIBE},
     {"version", no_argument, NULL, OPT_VERSION},
@@ -53,7 +63,8 @@ void vr_cli_usage(FILE *out)
           "  --config FILE          the INI file (required to build)\n"
           "  -j, --jobs N           CPU stage threads (overrides cpu_threads)\n"
           "  -k, --keep-going N     stop after N failures (0 = never; default 1)\n"
-          "  -n, --dry-run          print the plan, build nothing\n"
+          "  -n, --dry-run          print what would be rebuilt and why, build\n"
+          "                         nothing\n"
           "  -v, --verbose          say more (repeatable)\n"
           "  -q, --quiet            print failures and the summary only\n"
           "  --profile NAME         build this profile (repeatable; overrides\n"
@@ -62,6 +73,13 @@ void vr_cli_usage(FILE *out)
           "  --stats                print scheduler counters after the run\n"
           "  --deps                 print each input's resolved dependencies\n"
           "                         (one line per input), build nothing\n"
+          "  --explain              say why each file is rebuilt\n"
+          "  --report FILE          write a JSON report of the run to FILE\n"
+          "  --clean                remove the outputs and the state, build\n"
+          "                         nothing\n"
+          "  --cache                with --clean: remove the artifact cache too\n"
+          "  --no-wait              when another vsched-run uses the state\n"
+          "                         directory, fail instead of waiting\n"
           "  --list-plugins         list the plugins found and exit\n"
           "  --describe-plugin NAME print a plugin's configuration keys\n"
           "  --version              print the version and exit\n"
@@ -137,6 +155,21 @@ int vr_cli_parse(vr_cli *cli, int argc, char **argv, char **err)
         case OPT_DEPS:
             cli->deps = 1;
             break;
+        case OPT_EXPLAIN:
+            cli->explain = 1;
+            break;
+        case OPT_CLEAN:
+            cli->clean = 1;
+            break;
+        case OPT_CACHE:
+            cli->clean_cache = 1;
+            break;
+        case OPT_NO_WAIT:
+            cli->no_wait = 1;
+            break;
+        case OPT_REPORT:
+            cli->report = optarg;
+            break;
         case OPT_LIST:
             cli->list_plugins = 1;
             break;
@@ -166,6 +199,18 @@ int vr_cli_parse(vr_cli *cli, int argc, char **argv, char **err)
     }
     cli->files = argv + optind;
     cli->n_files = (size_t)(argc - optind);
+    if (cli->clean_cache && !cli->clean) {
+        *err = vr_strfmt("--cache goes with --clean (--clean --cache "
+                         "removes the artifact cache too)");
+        vr_cli_free(cli);
+        return VSCHED_EINVAL;
+    }
+    if (cli->clean && (cli->deps || cli->dry_run)) {
+        *err = vr_strfmt("--clean cannot be combined with %s",
+                         cli->deps ? "--deps" : "-n");
+        vr_cli_free(cli);
+        return VSCHED_EINVAL;
+    }
     return VSCHED_OK;
 }
 

@@ -19,6 +19,11 @@ typedef struct vr_cli {
     int dry_run;               /* -n */
     int stats;                 /* --stats */
     int deps;                  /* --deps: print deps instead of building */
+    int explain;               /* --explain: why each file is rebuilt */
+    int clean;                 /* --clean: remove outputs and state */
+    int clean_cache;           /* --cache (with --clean): and the cache */
+    int no_wait;               /* --no-wait: refuse a locked state_dir */
+    const char *report;        /* --report FILE */
     int version, help, list_plugins;
     const char *describe;      /* --describe-plugin NAME */
     char **files;              /* operands: source names (borrowed argv) */

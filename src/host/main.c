@@ -1,7 +1,8 @@
 /*
  * vsched-run -- read an INI file, load the loader and executor plugins it
- * names, and run a batch build (or --deps) through libvsched, fanned out
- * on the host's coordinator pool (coord.h).
+ * names, and run a batch build (or --deps, or --clean) through libvsched,
+ * fanned out on the host's coordinator pool (coord.h); incremental state
+ * and the artifact cache under [vsched] state_dir (incr.h).
  */
 #include <ltdl.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "deps.h"
 #include "plugin_host.h"
 #include "schema.h"
+#include "signals.h"
 
 /* Loaded plugins and their instances, torn down in reverse. */
 typedef struct loaded {
@@ -64,6 +66,8 @@ static int run_batch(const vr_cli *cli, const vr_config *cfg,
                    (ld->flags & VSCHED_PLUGIN_THREAD_SAFE) != 0},
         .executor = {ex->executor, l->executor_inst,
                      (ex->flags & VSCHED_PLUGIN_THREAD_SAFE) != 0},
+        .loader_desc = ld,
+        .executor_desc = ex,
         .out = stdout,
         .err = stderr,
     };
@@ -155,6 +159,11 @@ int main(int argc, char **argv)
         vr_cli_free(&cli);
         return VR_EXIT_OK;
     }
+    /* Before any thread exists: SIGINT/SIGTERM go to one waiting thread
+     * (signals.h), never to a handler. */
+    if (vr_signals_start() != 0)
+        fprintf(stderr, "vsched-run: cannot watch for signals; an "
+                        "interrupt stops the run at once\n");
     if (vr_plugin_host_init(lt_preloaded_symbols) != VSCHED_OK) {
         fprintf(stderr, "vsched-run: cannot initialise libltdl\n");
         vr_cli_free(&cli);

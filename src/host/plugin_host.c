@@ -52,11 +52,6 @@
 #define VR_PLUGIN_SIZE_1_0                                                    \
     (offsetof(vsched_plugin, executor) + sizeof(const vsched_executor_ops *))
 
-/* Non-zero when ops table `ops` of type `type` is large enough to hold
- * `field`. */
-#define VR_OPS_COVERS(ops, type, field)                                       \
-    ((ops)->size >= offsetof(type, field) + sizeof((ops)->field))
-
 /*
  * Lock: vr_plugin_lock guards every libltdl call (libltdl keeps its handle
  * list, preload lists and lt_dlerror() string in unprotected globals), and

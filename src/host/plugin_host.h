@@ -22,12 +22,19 @@
 #ifndef VSCHED_HOST_PLUGIN_HOST_H
 #define VSCHED_HOST_PLUGIN_HOST_H
 
+#include <stddef.h>
 #include <stdio.h>
 #include <vsched/plugin.h>
 
 #include "config.h"
 
 typedef struct vr_plugin vr_plugin;
+
+/* Non-zero when ops table `ops` of type `type` is large enough to hold
+ * `field`: the host reads an operation a later minor appended only then
+ * (a plugin built for an older minor has a smaller table). */
+#define VR_OPS_COVERS(ops, type, field)                                       \
+    ((ops)->size >= offsetof(type, field) + sizeof((ops)->field))
 
 /* Initialise libltdl and register the preloaded built-in modules. Call once
  * from main (or a test) before any other function here; `preloaded` is the

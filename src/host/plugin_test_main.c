@@ -822,10 +822,39 @@ static char *pt_publish(pt_run *r, const char *op, vsched_artifact_out *out,
     return vr_xstrdup(out->path);
 }
 
+/* The files an artifact says it read (ABI 1.1): named like deps, then
+ * released as the host does. */
+static void pt_out_deps(pt_run *r, vsched_artifact_out *out, const char *op)
+{
+    if (out->n_deps > 0 && out->deps == NULL)
+        pt_violation(r, "%s set %zu deps but a NULL array", op, out->n_deps);
+    for (size_t i = 0; out->deps != NULL && i < out->n_deps; i++) {
+        const char *d = out->deps[i];
+        if (d == NULL || d[0] == '\0' || d[0] == '/') {
+            pt_violation(r, "%s: deps[%zu] is %s", op, i,
+                         d == NULL ? "NULL" : d[0] == '\0' ? "empty"
+                                                           : "absolute");
+        } else {
+            pt_say(r, "%s read: %s", op, d);
+            char *canon = pt_realpath(r, d, 0);
+            if (canon != NULL && strcmp(canon, d) != 0)
+                pt_warning(r, "%s: '%s' is not canonical (the loader's "
+                              "realpath says '%s')",
+                           op, d, canon);
+            free(canon);
+        }
+        pt_release(r, out->deps[i], "an artifact deps name");
+    }
+    pt_release(r, out->deps, "the artifact deps array");
+    out->deps = NULL;
+    out->n_deps = 0;
+}
+
 static void pt_out_release(pt_run *r, vsched_artifact_out *out,
                            const char *op)
 {
     char what[64];
+    pt_out_deps(r, out, op);
     snprintf(what, sizeof what, "%s's out->path", op);
     pt_release(r, out->path, what);
     snprintf(what, sizeof what, "%s's out->tmp_path", op);
@@ -906,6 +935,31 @@ static void pt_job(pt_run *r)
         free(inputs);
     }
     free(kind);
+}
+
+/* identity (ABI 1.1, optional) of each profile, twice: it must be stable
+ * within a run, since the host folds it into every artifact key. */
+static void pt_identity(pt_run *r)
+{
+    if (r->xops == NULL ||
+        !VR_OPS_COVERS(r->xops, vsched_executor_ops, identity) ||
+        r->xops->identity == NULL)
+        return;
+    r->current = "identity";
+    for (size_t p = 0; p < r->n_profiles; p++) {
+        char op[128];
+        snprintf(op, sizeof op, "identity[%s]", r->profiles[p]);
+        uint64_t a = 0, b = 0;
+        int rc = r->xops->identity(r->xinst, &r->ctx, r->profiles[p], &a);
+        if (rc == 0)
+            rc = r->xops->identity(r->xinst, &r->ctx, r->profiles[p], &b);
+        char *detail = vr_strfmt("0x%016llx", (unsigned long long)a);
+        pt_outcome(r, op, rc, rc == 0 ? detail : NULL);
+        free(detail);
+        if (rc == 0 && a != b)
+            pt_violation(r, "%s is not stable: 0x%016llx, then 0x%016llx", op,
+                         (unsigned long long)a, (unsigned long long)b);
+    }
 }
 
 /* Everything for one named FILE. */
@@ -1124,6 +1178,7 @@ static int pt_main(const pt_opts *o)
     int status = pt_open(o, cfg, &pl, &r);
     if (status == 0) {
         pt_profiles(&r, cfg);
+        pt_identity(&r);
         for (size_t i = 0; i < o->n_files; i++)
             pt_one(&r, o->files[i]);
         if (o->job != NULL && r.xops != NULL &&

@@ -131,13 +131,18 @@ void vr_progress_failure(vr_progress *p, const vsched_result *r)
 }
 
 void vr_progress_summary(vr_progress *p, size_t built, size_t failed,
-                         size_t cancelled, double seconds)
+                         size_t cancelled, size_t current, size_t restored,
+                         double seconds)
 {
     pthread_mutex_lock(&p->lock);
     clear_locked(p);
     fprintf(p->out, "vsched-run: %zu built, %zu failed", built, failed);
     if (cancelled > 0)
         fprintf(p->out, ", %zu not built", cancelled);
+    if (current > 0)
+        fprintf(p->out, ", %zu up to date", current);
+    if (restored > 0)
+        fprintf(p->out, ", %zu from cache", restored);
     fprintf(p->out, " (%.2f s)\n", seconds);
     fflush(p->out);
     pthread_mutex_unlock(&p->lock);

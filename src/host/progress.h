@@ -34,8 +34,10 @@ void vr_progress_clear(vr_progress *p);
 /* Print one failed result whole. */
 void vr_progress_failure(vr_progress *p, const vsched_result *r);
 
-/* Print the closing line: counts and wall time. */
+/* Print the closing line: "vsched-run: N built, N failed[, N not
+ * built][, N up to date][, N from cache] (S s)". */
 void vr_progress_summary(vr_progress *p, size_t built, size_t failed,
-                         size_t cancelled, double seconds);
+                         size_t cancelled, size_t current, size_t restored,
+                         double seconds);
 
 #endif

@@ -62,6 +62,17 @@ const vsched_key vr_schema_batch[] = {
 const size_t vr_schema_batch_n =
     sizeof vr_schema_batch / sizeof vr_schema_batch[0];
 
+const vsched_key vr_schema_cache[] = {
+    VR_KEY("dir", VSCHED_KEY_PATH, NULL, 0,
+           "artifact cache directory, relative to the INI file (default: "
+           "STATE_DIR/cache)"),
+    VR_KEY("max_size", VSCHED_KEY_STRING, "2G", 0,
+           "largest size of the cache (K, M, G, T: powers of 1024); 0 "
+           "turns the cache off"),
+};
+const size_t vr_schema_cache_n =
+    sizeof vr_schema_cache / sizeof vr_schema_cache[0];
+
 const vsched_key vr_schema_resource[] = {
     VR_INT("capacity", NULL, 1, 65536, VSCHED_KEY_REQUIRED,
            "how many jobs may hold this resource at once"),
@@ -344,7 +355,9 @@ int vr_schema_validate(const vr_config *cfg, const char *section,
 /* ---- the whole file -------------------------------------------------- */
 
 static const char *const vr_fixed_sections[] = { "vsched", "loader",
-                                                 "executor", "batch" };
+                                                 "executor", "batch",
+                                                 "cache" };
+#define VR_N_FIXED (sizeof vr_fixed_sections / sizeof vr_fixed_sections[0])
 static const char *const vr_named_sections[] = { "profile", "resource" };
 
 /* NAME of [profile.NAME] / [resource.NAME]: non-empty, [A-Za-z0-9_.-]. */
@@ -362,7 +375,7 @@ static int vr_good_name(const char *s)
 static int vr_check_section_name(const vr_config *cfg, const char *name,
                                  char **err)
 {
-    for (size_t i = 0; i < 4; i++)
+    for (size_t i = 0; i < VR_N_FIXED; i++)
         if (strcmp(name, vr_fixed_sections[i]) == 0)
             return 0;
     const char *dot = strchr(name, '.');
@@ -378,7 +391,7 @@ static int vr_check_section_name(const vr_config *cfg, const char *name,
                         "NAME of letters, digits, '_', '.' or '-'",
                         name, p);
     }
-    for (size_t i = 0; i < 4; i++)
+    for (size_t i = 0; i < VR_N_FIXED; i++)
         if (vr_close(name, vr_fixed_sections[i]))
             return vr_error(err, cfg, name, NULL,
                             "unknown section [%s]; did you mean [%s]?", name,
@@ -397,8 +410,8 @@ static int vr_check_section_name(const vr_config *cfg, const char *name,
     }
     return vr_error(err, cfg, name, NULL,
                     "unknown section [%s]; accepted sections: [vsched], "
-                    "[loader], [executor], [batch], [profile.NAME], "
-                    "[resource.NAME]",
+                    "[loader], [executor], [batch], [cache], "
+                    "[profile.NAME], [resource.NAME]",
                     name);
 }
 
@@ -440,7 +453,9 @@ int vr_schema_validate_host(const vr_config *cfg, char **err)
         || vr_schema_validate(cfg, "vsched", vr_schema_vsched,
                               vr_schema_vsched_n, NULL, 0, err) != 0
         || vr_schema_validate(cfg, "batch", vr_schema_batch,
-                              vr_schema_batch_n, NULL, 0, err) != 0)
+                              vr_schema_batch_n, NULL, 0, err) != 0
+        || vr_schema_validate(cfg, "cache", vr_schema_cache,
+                              vr_schema_cache_n, NULL, 0, err) != 0)
         return VSCHED_ECONFIG;
     for (size_t i = 0; i < ns; i++)
         if (strncmp(names[i], "resource.", 9) == 0

@@ -26,7 +26,8 @@ int vr_schema_validate(const vr_config *cfg, const char *section,
                        char **err);
 
 /* Validate the whole file: only known sections (vsched, loader, executor,
- * batch, profile.NAME, resource.NAME; "did you mean" when close), and the
+ * batch, cache, profile.NAME, resource.NAME; "did you mean" when close),
+ * and the
  * host's own sections' keys. Plugin sections are validated later, once the
  * plugins are loaded. */
 int vr_schema_validate_host(const vr_config *cfg, char **err);
@@ -42,6 +43,8 @@ extern const vsched_key vr_schema_vsched[];
 extern const size_t vr_schema_vsched_n;
 extern const vsched_key vr_schema_batch[];
 extern const size_t vr_schema_batch_n;
+extern const vsched_key vr_schema_cache[];
+extern const size_t vr_schema_cache_n;
 extern const vsched_key vr_schema_resource[];
 extern const size_t vr_schema_resource_n;
 

@@ -314,6 +314,7 @@ static void run_artifact(vsched__task *t, const vsched_ctx *ctx)
     free(out.path);
     free(out.tmp_path);
     free(out.bytes);
+    free_names(out.deps, out.n_deps); /* 1.1: read by a host wrapper, not here */
 }
 
 /* A generic graph job through the executor's optional `job` op; its
@@ -350,6 +351,7 @@ static void run_job(vsched__task *t, const vsched_ctx *ctx)
     free(out.path);
     free(out.tmp_path);
     free(out.bytes);
+    free_names(out.deps, out.n_deps); /* 1.1: read by a host wrapper, not here */
 }
 
 void vsched__task_execute(vsched__task *t)
