@@ -98,6 +98,14 @@ build "$S" noop
 check "nothing changed: nothing to do" \
     test "$(cat "$S/noop.out")" = "vsched-run: nothing to do"
 
+vsched_run --config "$S/b.ini" --deps >"$S/deps.out" 2>&1
+check "dep_regex finds each page's includes at the Source stage (--deps)" \
+    grep -qx "pages/a.txt: parts/header.txt parts/footer.txt" "$S/deps.out"
+check "resolved beside the page first, then through include_dirs" \
+    grep -qx "pages/my page.txt: parts/header.txt parts/footer.txt" "$S/deps.out"
+check "a page without includes has none" \
+    grep -qx "$ODD:" "$S/deps.out"
+
 # ---- edits rebuild exactly the includers ----------------------------------------------
 # edit FILE TEXT: new content, dated back (a file written within a
 # timestamp tick of a build's start is not proven current afterwards:
@@ -125,6 +133,12 @@ same_list "an include only the tool's depfile names still rebuilds its page" \
 same_bytes "with the new signature" \
     "$S/out/release/pages/my page.txt.out" '[head]\nmy page\n--\n(c) them\nsigned again\n'
 
+printf '# touched\n' >>"$S/txtc"
+touch -d '-10 seconds' "$S/txtc"
+build "$S" tool
+same_list "a changed tool rebuilds everything (the executor's identity)" \
+    "$(all_rows)" "$(rebuilt "$S/tool.json")"
+
 build "$S" flags --set 'profile.loud.flags=-D WHO=LOUD'
 same_list "a profile's flags rebuild that profile only" \
     "$(printf '%s\n' "pages/a.txt" "pages/c.txt" "pages/my page.txt" "$ODD" | sort)" \
@@ -134,15 +148,14 @@ same_bytes "built with them" "$S/out/loud/pages/a.txt.out" \
 check "in the loud profile only" \
     test "$(jq -r '[.files[] | select(.rebuilt) | .profile] | unique | join(" ")' "$S/flags.json")" = loud
 
+build "$S" back
+check "back to the INI's flags: that profile again" \
+    test "$(jq -r '[.files[] | select(.rebuilt) | .profile] | unique | join(" ")' "$S/back.json")" = loud
+
 build "$S" cmdline --set 'executor.artifact={tool} {flags} -D X=1 -I{include_dirs} -o {out} -MF {depfile} {in}'
 same_list "a changed command rebuilds everything" "$(all_rows)" \
     "$(rebuilt "$S/cmdline.json")"
 
-printf '# touched\n' >>"$S/txtc"
-touch -d '-10 seconds' "$S/txtc"
-build "$S" tool
-same_list "a changed tool rebuilds everything (the executor's identity)" \
-    "$(all_rows)" "$(rebuilt "$S/tool.json")"
 
 # ---- a failing tool ---------------------------------------------------------------------
 printf 'fine\n@error broken on purpose\n' >"$T/pages/bad.txt"
