@@ -686,6 +686,15 @@ static void create_rejects_bad_configuration_naming_the_key(void)
                     "{out_dir}, {out_suffix}, {shell}, {timeout}, "
                     "{source_root})");
     free(err);
+    err = make_error(root, (tkv[]){{"executor", "artifact", "{tool} {in}"},
+                                   {NULL, NULL, NULL}});
+    EXPECT_STR(err, "[executor] artifact: runs {tool}, but tool is not set");
+    free(err);
+    err = make_error(root, (tkv[]){{"executor", "artifact", "x"},
+                                   {"executor", "scan", "{tool} {in}"},
+                                   {NULL, NULL, NULL}});
+    EXPECT_STR(err, "[executor] scan: runs {tool}, but tool is not set");
+    free(err);
     err = make_error(root, (tkv[]){{"executor", "artifact", ""},
                                    {NULL, NULL, NULL}});
     EXPECT_STR(err, "[executor] artifact: the template is empty");

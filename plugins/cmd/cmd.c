@@ -500,6 +500,14 @@ static const char *configure(cmd_inst *cmd, const vsched_config *cfg,
                              &cmd->scan, &cmd->have_scan, why, cap)) != NULL ||
         (err = read_regex(cmd, cfg, why, cap)) != NULL)
         return err;
+    if (cmd->key_vals[CMD_PH_TOOL][0] == '\0' &&
+        (cmd__tpl_uses(&cmd->artifact, CMD_PH_TOOL) ||
+         (cmd->have_scan && cmd__tpl_uses(&cmd->scan, CMD_PH_TOOL)))) {
+        snprintf(why, cap, "%s: runs {tool}, but tool is not set",
+                 cmd__tpl_uses(&cmd->artifact, CMD_PH_TOOL) ? "artifact"
+                                                             : "scan");
+        return why;
+    }
     cmd->config_hash = config_hash(cmd, cfg);
     return NULL;
 }
