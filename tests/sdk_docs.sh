@@ -138,7 +138,7 @@ check "schema.c parsed: [vsched] cpu_threads is an int" \
     grep -qx "vsched cpu_threads int" "$SCRATCH/code.keys"
 echo "loader plugin string" >>"$SCRATCH/code.keys"
 echo "executor plugin string" >>"$SCRATCH/code.keys"
-for p in fs cc null; do
+for p in fs cc null cmd; do
     vsched_run --describe-plugin "$p" >"$SCRATCH/$p.desc" 2>&1
     check "--describe-plugin $p exits 0" test $? -eq 0
     sed -n '/^keys:/,$p' "$SCRATCH/$p.desc" | awk -v p="$p" '/^  [a-z]/ { print p, $1, $2 }' \

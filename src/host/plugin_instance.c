@@ -239,13 +239,42 @@ static int vr_validate(const vr_plugin *p, unsigned role, const vr_config *cfg,
     return rc;
 }
 
+/* Where a create() message points: a message naming a key as "[SECTION]
+ * KEY: ..." (optionally after "NAME: ", the plugin's name) is about that
+ * key, and gets its "FILE:LINE: " (or "--set: ") when the file sets it.
+ * Heap string, "" when the message names no key that is set. */
+static char *vr_create_where(const vr_config *cfg, const char *plugin,
+                             const char *msg)
+{
+    size_t n = strlen(plugin);
+    if (strncmp(msg, plugin, n) == 0 && strncmp(msg + n, ": ", 2) == 0)
+        msg += n + 2;
+    const char *close = msg[0] == '[' ? strchr(msg, ']') : NULL;
+    if (close == NULL || close[1] != ' ')
+        return vr_xstrdup("");
+    const char *key = close + 2;
+    size_t klen = strspn(key, "abcdefghijklmnopqrstuvwxyz"
+                              "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-");
+    if (klen == 0 || key[klen] != ':')
+        return vr_xstrdup("");
+    char *section = vr_strfmt("%.*s", (int)(close - msg - 1), msg + 1);
+    char *k = vr_strfmt("%.*s", (int)klen, key);
+    char *where = vr_config_get(cfg, section, k) != NULL
+                      ? vr_schema_where(cfg, section, k)
+                      : vr_xstrdup("");
+    free(section);
+    free(k);
+    return where;
+}
+
 /* Contract: see plugin_host.h. cfg must not be NULL; the instance does not
  * borrow it (the values the plugin reads are copied and live until
  * vr_plugin_destroy_instance). Errors, *err set (caller frees):
  * VSCHED_EINVAL role not provided ("plugin 'fs' does not provide role
  * executor"); VSCHED_ECONFIG schema ("FILE:LINE: ..."), create() not
  * called; VSCHED_EERR create() failed ("plugin 'cc': cannot create
- * executor: <plugin message>"). Calls create() on the calling thread. */
+ * executor: <plugin message>", after the FILE:LINE of the key the message
+ * names, see vr_create_where). Calls create() on the calling thread. */
 int vr_plugin_instantiate(vr_plugin *p, unsigned role, const vr_config *cfg,
                           const char *section, void **inst, char **err)
 {
@@ -268,11 +297,13 @@ int vr_plugin_instantiate(vr_plugin *p, unsigned role, const vr_config *cfg,
     const vsched_ctx *ctx = vr_plugin_host_ctx();
     rc = d->create(ctx, &w->cfg, &made, &errmsg);
     if (rc != 0) {
-        *err = vr_strfmt("plugin '%s': cannot create %s: %s", p->label,
-                         vr__role_name(role),
-                         errmsg != NULL && errmsg[0] != '\0'
-                             ? errmsg
-                             : vsched_strerror(rc < 0 ? rc : VSCHED_EERR));
+        const char *why = errmsg != NULL && errmsg[0] != '\0'
+                              ? errmsg
+                              : vsched_strerror(rc < 0 ? rc : VSCHED_EERR);
+        char *where = vr_create_where(cfg, d->name, why);
+        *err = vr_strfmt("%splugin '%s': cannot create %s: %s", where,
+                         p->label, vr__role_name(role), why);
+        free(where);
         ctx->free(ctx, errmsg);
         vr_instance_free(w);
         return VSCHED_EERR;

@@ -122,9 +122,8 @@ static int vr_close(const char *typed, const char *cand)
     return d <= 2 && d < strlen(typed);
 }
 
-/* "FILE:LINE: " for section.key (key NULL: the header), "FILE: " without
- * a line, or "--set: " for a value or section made on the command line. */
-static char *vr_where(const vr_config *cfg, const char *section,
+/* Contract: see schema.h. */
+char *vr_schema_where(const vr_config *cfg, const char *section,
                       const char *key)
 {
     if (key != NULL && vr_config_from_set(cfg, section, key))
@@ -143,7 +142,7 @@ static int vr_error(char **err, const vr_config *cfg, const char *section,
 static int vr_error(char **err, const vr_config *cfg, const char *section,
                     const char *key, const char *fmt, ...)
 {
-    char *where = vr_where(cfg, section, key), *msg = NULL;
+    char *where = vr_schema_where(cfg, section, key), *msg = NULL;
     va_list ap;
     va_start(ap, fmt);
     if (vasprintf(&msg, fmt, ap) < 0)

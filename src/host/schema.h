@@ -32,6 +32,13 @@ int vr_schema_validate(const vr_config *cfg, const char *section,
  * plugins are loaded. */
 int vr_schema_validate_host(const vr_config *cfg, char **err);
 
+/* Where section.key is set, as a message prefix (heap string, caller
+ * frees): "FILE:LINE: " (key NULL: the section header's line), "FILE: "
+ * without a line, or "--set: " for a value or section made on the
+ * command line. */
+char *vr_schema_where(const vr_config *cfg, const char *section,
+                      const char *key);
+
 /* Typed reads of a validated value (after validation they cannot fail;
  * a missing key yields the schema default). */
 long long vr_schema_int(const vr_config *cfg, const char *section,
