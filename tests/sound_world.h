@@ -83,6 +83,8 @@ extern atomic_int sw_stubborn;
 
 /* Executor calls that reached the plugin, per stage ('S','A','R','J'). */
 unsigned sw_calls(char stage);
+/* Artifact executor calls at once, the most since sw_start. */
+int sw_artifact_peak(void);
 /* Jobs named with prefix "pfx" running now / the most ever at once. */
 int sw_job_peak(const char *prefix);
 

@@ -18,7 +18,9 @@
  *   - every status is one the operations can produce;
  *   - a source root never goes backwards for a name, and never shows one
  *     atomic pair upsert half applied;
- *   - resources and semaphores never run more jobs than their capacity;
+ *   - resources and semaphores never run more jobs than their capacity,
+ *     nor Artifacts holding a stage resource more tasks (peak), and give
+ *     every unit back;
  *   - at quiescence every file's Analysis is consistent with its blockers'
  *     current Analyses (no result built on a dead input), every successful
  *     result names a version the scheduler published, no waiter and no
@@ -580,6 +582,12 @@ static void churn(const char *label, sw_options *o, int which)
     atomic_store(&sw_kind_of, kind_of);
     atomic_store(&sw_delay_us, 20);
     vsched_set_resource_capacity(sw.s, "r2", 2);
+    /* Artifacts hold a stage resource too: "as" (capacity 2) for every
+     * profile -- the same table the jobs' resources are in. */
+    static const char *const as[] = {"as"};
+    CU_ASSERT_FATAL(vsched_set_stage_resources(sw.s, VSCHED_STAGE_ARTIFACT,
+                                               NULL, as, 1) == 0);
+    vsched_set_resource_capacity(sw.s, "as", 2);
     vsched_sem *sem;
     CU_ASSERT_FATAL(vsched_sem_create(sw.s, 2, &sem) == 0);
 
@@ -648,6 +656,11 @@ static void churn(const char *label, sw_options *o, int which)
     CU_ASSERT_EQUAL(unfinished, 0);
     CU_ASSERT_EQUAL(dead, 0);
     CU_ASSERT_EQUAL(atomic_load(&order_violations), 0);
+    vsched_resource_stats as_st;
+    CU_ASSERT_EQUAL(vsched_resource_info(sw.s, "as", &as_st), 0);
+    CU_ASSERT(as_st.peak >= 1 && as_st.peak <= 2);
+    CU_ASSERT(sw_artifact_peak() >= 1 && sw_artifact_peak() <= 2);
+    CU_ASSERT_EQUAL(as_st.in_use, 0);
     CU_ASSERT_EQUAL(st.waiters, 0);
     CU_ASSERT_EQUAL(st.edges, 0);
     CU_ASSERT(sw_job_peak("r1") <= 1);

@@ -1380,6 +1380,130 @@ static void a_deadlock_through_two_holders_is_reported(void)
     sw_stop(&w);
 }
 
+/* ---- 22. resources held by Artifact tasks -----------------------------------
+ * Artifacts of "release" hold "remote" (capacity 2): with 4 CPU threads,
+ * 2 run at once; the others wait, the highest priority first; "debug"
+ * needs nothing; units follow the running tasks. */
+static const memfs_file res_files[] = {
+    {"r0.c", "int a;\n"}, {"r1.c", "int a;\n"}, {"r2.c", "int a;\n"},
+    {"r3.c", "int a;\n"}, {"r4.c", "int a;\n"}, {"d0.c", "int a;\n"},
+    {NULL, NULL}};
+
+static int entered_count(const char *const *keys, size_t n)
+{
+    int k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += sw_entered(keys[i]) > 0;
+    return k;
+}
+
+static void artifact_tasks_hold_their_stage_resources(void)
+{
+    sw_world w;
+    sw_options o = opts(4);
+    o.files = res_files;
+    sw_start(&w, &o);
+    static const char *const remote[] = {"remote"};
+    CU_ASSERT_EQUAL(vsched_set_stage_resources(w.s, VSCHED_STAGE_ARTIFACT,
+                                               "release", remote, 1),
+                    0);
+    CU_ASSERT_EQUAL(vsched_set_stage_resources(w.s, VSCHED_STAGE_ANALYSIS,
+                                               NULL, remote, 1),
+                    VSCHED_EINVAL);
+    CU_ASSERT_EQUAL(vsched_set_resource_capacity(w.s, "remote", 2), 0);
+    static const char *const keys[] = {"R:r0.c", "R:r1.c", "R:r2.c",
+                                       "R:r3.c", "R:r4.c"};
+    for (int i = 0; i < 5; i++)
+        sw_arm(keys[i]);
+    vsched_handle *h[5];
+    for (int i = 0; i < 3; i++)
+        h[i] = sw_submit(w.s, keys[i] + 2, VSCHED_STAGE_ARTIFACT, 0);
+    for (int i = 0; i < 100 && entered_count(keys, 3) < 2; i++)
+        sw_sleep_ms(5);
+    sw_sleep_ms(30);
+    CU_ASSERT_EQUAL(entered_count(keys, 3), 2);
+    /* Two more wait: the later one, of higher priority, gets the next
+     * unit; a debug Artifact needs none and runs meanwhile. */
+    vsched_request r3 = sw_req("r3.c", VSCHED_STAGE_ARTIFACT, 0);
+    vsched_request r4 = sw_req("r4.c", VSCHED_STAGE_ARTIFACT, 5);
+    CU_ASSERT_FATAL(vsched_submit_request(w.s, &r3, &h[3]) == 0);
+    sw_sleep_ms(20);
+    CU_ASSERT_FATAL(vsched_submit_request(w.s, &r4, &h[4]) == 0);
+    vsched_request rd = sw_req("d0.c", VSCHED_STAGE_ARTIFACT, 0);
+    rd.profile = "debug";
+    vsched_handle *hd;
+    CU_ASSERT_FATAL(vsched_submit_request(w.s, &rd, &hd) == 0);
+    CU_ASSERT_EQUAL(wait_for(hd, NULL), 0);
+    vsched_handle_release(hd);
+    vsched_resource_stats rs;
+    CU_ASSERT_EQUAL(vsched_resource_info(w.s, "remote", &rs), 0);
+    CU_ASSERT_EQUAL(rs.capacity, 2);
+    CU_ASSERT_EQUAL(rs.in_use, 2);
+    CU_ASSERT_EQUAL(rs.peak, 2);
+    /* Let one of the first two finish: the waiting one of priority 5. */
+    int first = sw_entered("R:r0.c") ? 0 : 1;
+    sw_open(keys[first]);
+    CU_ASSERT_EQUAL(wait_for(h[first], NULL), 0);
+    sw_wait_entered("R:r4.c");
+    sw_sleep_ms(20);
+    CU_ASSERT_EQUAL(sw_entered("R:r3.c"), 0);
+    for (int i = 0; i < 5; i++)
+        sw_open(keys[i]);
+    for (int i = 0; i < 5; i++) {
+        CU_ASSERT_EQUAL(wait_for(h[i], NULL), 0);
+        vsched_handle_release(h[i]);
+    }
+    CU_ASSERT_EQUAL(vsched_resource_info(w.s, "remote", &rs), 0);
+    CU_ASSERT_EQUAL(rs.in_use, 0);
+    CU_ASSERT_EQUAL(rs.peak, 2);
+    CU_ASSERT_EQUAL(vsched_resource_info(w.s, "nothing", &rs),
+                    VSCHED_ENOENT);
+    const char *names[8];
+    size_t n = vsched_resource_names(w.s, names, 8);
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_STRING_EQUAL(names[0], "remote");
+    sw_stop(&w);
+}
+
+/* A waiting Artifact superseded, and a reset while units are held: units
+ * follow the tasks, and nothing waits on after its node ended. */
+static void stage_resources_follow_the_tasks_across_supersession_and_reset(
+    void)
+{
+    sw_world w;
+    sw_options o = opts(2);
+    o.files = res_files;
+    sw_start(&w, &o);
+    static const char *const remote[] = {"remote"};
+    vsched_set_stage_resources(w.s, VSCHED_STAGE_ARTIFACT, NULL, remote, 1);
+    sw_arm("R:r0.c");
+    vsched_handle *h0 = sw_submit(w.s, "r0.c", VSCHED_STAGE_ARTIFACT, 0);
+    sw_wait_entered("R:r0.c");
+    vsched_handle *h1 = sw_submit(w.s, "r1.c", VSCHED_STAGE_ARTIFACT, 0);
+    sw_sleep_ms(30); /* r1 waits for the unit */
+    vsched_invalidate(w.s, "r1.c");
+    CU_ASSERT_EQUAL(wait_for(h1, NULL), VSCHED_ESUPERSEDED);
+    vsched_handle_release(h1);
+    atomic_store(&sw_stubborn, 1); /* r0 keeps running past the reset */
+    vsched_reset(w.s);
+    CU_ASSERT_EQUAL(wait_for(h0, NULL), VSCHED_ESHUTDOWN);
+    vsched_handle_release(h0);
+    vsched_resource_stats rs;
+    CU_ASSERT_EQUAL(vsched_resource_info(w.s, "remote", &rs), 0);
+    CU_ASSERT_EQUAL(rs.in_use, 1); /* r0's task has not returned */
+    sw_open("R:r0.c");
+    for (int i = 0; i < 500 && rs.in_use != 0; i++) {
+        sw_sleep_ms(2);
+        vsched_resource_info(w.s, "remote", &rs);
+    }
+    CU_ASSERT_EQUAL(rs.in_use, 0);
+    CU_ASSERT_EQUAL(ask(w.s, "r2.c", VSCHED_STAGE_ARTIFACT, NULL), 0);
+    vsched_stats st;
+    vsched_get_stats(w.s, &st);
+    CU_ASSERT_EQUAL(st.waiters, 0);
+    sw_stop(&w);
+}
+
 /* ---- 19. a batch mixing stages with and without a profile ------------------
  * The batch keeps one copy of each run of equal profiles; the count and
  * the copy once disagreed on a request without one between two with one
@@ -1531,6 +1655,10 @@ static const vr_cu_test tests[] = {
      jobs_waiting_on_their_upstream_take_no_room},
     {"a_deadlock_through_two_holders_is_reported",
      a_deadlock_through_two_holders_is_reported},
+    {"artifact_tasks_hold_their_stage_resources",
+     artifact_tasks_hold_their_stage_resources},
+    {"stage_resources_follow_the_tasks_across_supersession_and_reset",
+     stage_resources_follow_the_tasks_across_supersession_and_reset},
     {"dedupe_hook_is_probed_for_a_request_too",
      dedupe_hook_is_probed_for_a_request_too},
     {NULL, NULL},

@@ -587,6 +587,32 @@ VSCHED_API int vsched_submit_dag(vsched *s, const vsched_dag *dag,
  * forever. */
 VSCHED_API int vsched_set_resource_capacity(vsched *s, const char *name,
                                             unsigned capacity);
+/* The named resources every task of `stage` in `profile` takes when it
+ * starts and gives back when it returns -- e.g. "remote" for compiles
+ * sent to other machines, so the CPU pool may be wider than this machine
+ * while no more compiles run than the remote hosts take. Artifact only
+ * (else VSCHED_EINVAL); profile NULL: every profile without an entry of
+ * its own. The resources are the job graph's (created at capacity 1 when
+ * absent; vsched_set_resource_capacity sizes them); a task takes them
+ * all-or-nothing, waits READY while they are busy, and holds them for
+ * its task only (never for a subtree). Replaces the previous entry; n 0
+ * clears it. */
+VSCHED_API int vsched_set_stage_resources(vsched *s, vsched_stage stage,
+                                          const char *profile,
+                                          const char *const *names, size_t n);
+
+/* A resource's capacity, units in use now, and the most ever in use. */
+typedef struct vsched_resource_stats {
+    unsigned capacity, in_use, peak;
+} vsched_resource_stats;
+/* VSCHED_ENOENT when no job or stage ever named it. */
+VSCHED_API int vsched_resource_info(vsched *s, const char *name,
+                                    vsched_resource_stats *out);
+/* The names of every resource (valid while s lives), up to cap of them
+ * into names[]; returns how many there are. */
+VSCHED_API size_t vsched_resource_names(vsched *s, const char **names,
+                                        size_t cap);
+
 /* Jobs in the ready queue: their gates fired, not yet started (waiting
  * for a worker, a permit or resource units). */
 VSCHED_API size_t vsched_ready_queue_depth(vsched *s);

@@ -46,7 +46,7 @@ static int identity_current(const vsched__node *n)
 /* Put n (running or ready) back to waiting for its current inputs. */
 static void regate(vsched *s, vsched__node *n, vsched__pass *p)
 {
-    vsched__unready(&s->graph, n);
+    vsched__unready(s, n);
     n->state = VSCHED__PENDING;
     if (n->unit != NULL) {
         /* A unit's inputs changed under it: built anew (unit.h). */
@@ -260,6 +260,7 @@ static vsched_task_event *task_event(const vsched__task *t)
 
 void vsched__complete(vsched *s, vsched__task *t, vsched__pass *p)
 {
+    vsched__stage_returned(s, t); /* its units go back as it returns */
     vsched_task_event *ev = NULL;
     if (s->opts.task_observer != NULL && (ev = task_event(t)) != NULL)
         vsched__pass_task_event(p, ev); /* before its stage events */

@@ -37,11 +37,13 @@ void vsched__dag_fini(vsched *s)
 {
     for (size_t i = 0; i < s->dag.n_res; i++) {
         vsched__nodevec_free(&s->dag.res[i]->holders);
+        vsched__rq_fini(&s->dag.res[i]->waiting);
         free(s->dag.res[i]->name);
         free(s->dag.res[i]);
     }
     free(s->dag.res);
     vsched__nodevec_free(&s->dag.parked);
+    vsched__stage_resources_fini(s);
     vsched__nodevec_free(&s->dag.keyed);
     free(s->dag.history);
     free(s->dag.admit);
@@ -516,6 +518,7 @@ int vsched_set_resource_capacity(vsched *s, const char *name,
     if (r != NULL) {
         r->capacity = capacity;
         vsched__job_wake_parked(s); /* more room: parked jobs retry */
+        vsched__stage_capacity_changed(s, r);
         vsched__kick(s);
     }
     vsched__unlock_run(s, &p);

@@ -72,7 +72,10 @@ struct vsched__task;
 typedef struct vsched__resource {
     char *name;               /* owned */
     unsigned capacity;
-    unsigned in_use;          /* units held as grants */
+    unsigned in_use;          /* units held as grants or by stage tasks */
+    unsigned peak;            /* the most ever in use */
+    vsched__rq waiting;       /* stage nodes waiting for a unit (refs;
+                                 stage_res.c) */
     vsched__nodevec holders;  /* nodes holding a unit (no references) */
 } vsched__resource;
 
@@ -143,6 +146,8 @@ typedef struct vsched__dag {
     size_t n_res, cap_res;
     vsched__nodevec parked;       /* jobs waiting for a resource or permit
                                      (references) */
+    struct vsched__stage_need *stage_needs; /* what stage tasks take */
+    size_t n_stage_needs;
     vsched__nodevec keyed;        /* live jobs with a dedupe key (no refs) */
     vsched__node *active;         /* non-terminal jobs (the graph's ref) */
     vsched__node **history;       /* terminal jobs, a ring (the graph's ref) */
@@ -169,8 +174,25 @@ int vsched__job_can_start(vsched *s, vsched__node *n,
                           struct vsched__pass *p);
 /* n starts: take what can_start found free. */
 void vsched__job_started(vsched *s, vsched__node *n, struct vsched__pass *p);
-/* Move every parked job back to the ready queue. */
+/* Move every parked job (and stage task) back to the ready queue. */
 void vsched__job_wake_parked(vsched *s);
+
+/* ---- stage_res.c: resources of file-stage tasks -------------------------- */
+struct vsched__task;
+/* n is about to become READY: 1 when it may (its stage resources, if it
+ * needs any, are reserved), 0 when it waits for a unit instead. */
+int vsched__stage_admit(vsched *s, vsched__node *n);
+/* n starts as t: its reservation moves to the task. */
+void vsched__stage_start(vsched__node *n, struct vsched__task *t);
+/* t returned: its units go back; waiters are admitted. */
+void vsched__stage_returned(vsched *s, struct vsched__task *t);
+/* n ends or leaves the ready queue: what it reserved goes back. */
+void vsched__stage_unreserve(vsched *s, vsched__node *n);
+/* r's capacity changed: admit its waiters while it has units. */
+void vsched__stage_capacity_changed(vsched *s, vsched__resource *r);
+/* Forget every waiter (reset), and free the table (teardown). */
+void vsched__stage_waiters_clear(vsched *s);
+void vsched__stage_resources_fini(vsched *s);
 /* n (a job) became terminal: ledger, dedupe key, registry; and, if its
  * task is not out, settle it. */
 void vsched__job_ended(vsched *s, vsched__node *n);

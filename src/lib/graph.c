@@ -310,8 +310,8 @@ void vsched__make_ready_if_free(vsched *s, vsched__node *n)
         return;
     if (n->unit != NULL)
         vsched__unit_note_free(s, n); /* the unit is released whole */
-    else
-        vsched__push_ready(s, n);
+    else if (vsched__stage_admit(s, n))
+        vsched__push_ready(s, n); /* else it waits for a resource */
 }
 
 static int entry_valid(const vsched__entry *e)
@@ -319,11 +319,13 @@ static int entry_valid(const vsched__entry *e)
     return e->node->state == VSCHED__READY && e->node->ready_seq == e->seq;
 }
 
-void vsched__unready(vsched__graph *g, vsched__node *n)
+void vsched__unready(vsched *s, vsched__node *n)
 {
+    if (n->reserved != NULL || n->res_wait)
+        vsched__stage_unreserve(s, n);
     if (n->state != VSCHED__READY)
         return;
-    g->ready[vsched__node_queue(n)].valid--;
+    s->graph.ready[vsched__node_queue(n)].valid--;
     n->state = VSCHED__PENDING;
     n->ready_seq++;
 }

@@ -53,6 +53,7 @@ struct vsched__task;
 struct vsched__outcome;
 struct vsched_handle;
 struct vsched__unit;
+struct vsched__needset;
 
 typedef enum vsched__node_state {
     VSCHED__PENDING,
@@ -106,6 +107,8 @@ typedef struct vsched__node {
     int64_t ord;                   /* Analysis: topological order (an
                                       upstream's is smaller), upstream.c */
     struct vsched__unit *unit;     /* Analysis: its blocker cycle (unit.h) */
+    struct vsched__needset *reserved; /* Artifact: stage resources it holds
+                                         while READY (stage_res.c) */
     int32_t status;                /* 0 or negative vsched_status */
     uint8_t kind, state;
     uint8_t phase;                 /* Source: 0 load, 1 parse */
@@ -117,6 +120,7 @@ typedef struct vsched__node {
     uint8_t unit_free : 1;         /* counted in unit->free */
     uint8_t unit_held : 1;         /* finished, counted in unit->held */
     uint8_t doomed : 1;            /* queued for replacement (unit.h) */
+    uint8_t res_wait : 1;          /* in a resource's waiting queue */
     atomic_int cancel;             /* read by its running task */
 } vsched__node;
 
@@ -192,8 +196,9 @@ void vsched__make_ready_if_free(struct vsched *s, vsched__node *n);
 /* Put a node READY (a prepared task stays with it). Its first admission
  * releases the AFTER_ADMISSION edges waiting on it. */
 void vsched__push_ready(struct vsched *s, vsched__node *n);
-/* Take a READY node out of its queue (state becomes PENDING). */
-void vsched__unready(vsched__graph *g, vsched__node *n);
+/* Take a READY node out of its queue (state becomes PENDING); stage
+ * resources it reserved go back (it reserves again when ready again). */
+void vsched__unready(struct vsched *s, vsched__node *n);
 /* Pop the best READY node of queue q, or NULL. It is left PENDING (and
  * admitted) for the caller to start or park; its entry's reference passes
  * to the caller. */

@@ -114,6 +114,7 @@ typedef struct vsched__task {
     size_t n_diags;
     uint64_t started_ns, finished_ns;
     int8_t pool_kind, worker;  /* the thread that ran it (pool.c) */
+    struct vsched__needset *held; /* stage resources it holds (stage_res.c) */
 
     vsched_job_in *job;        /* jobs: the op's input (owned) */
 } vsched__task;

@@ -165,7 +165,7 @@ static vsched__unit *finish(vsched *s, vsched__node *n,
         n->task = NULL;
         vsched__task_free(s, t);
     }
-    vsched__unready(&s->graph, n);
+    vsched__unready(s, n);
     n->state = (uint8_t)state;
     n->status = status;
     if (n->why != why)
@@ -189,7 +189,7 @@ static vsched__unit *finish(vsched *s, vsched__node *n,
 
 void vsched__node_drop(vsched *s, vsched__node *n)
 {
-    vsched__unready(&s->graph, n);
+    vsched__unready(s, n);
     n->state = VSCHED__CANCELLED;
     n->status = VSCHED_ESUPERSEDED;
     n->finished_ns = vsched__now_ns();

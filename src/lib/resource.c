@@ -424,7 +424,8 @@ void vsched__job_started(vsched *s, vsched__node *n, vsched__pass *p)
             g->branch = br; /* a re-entrant borrow for br's subtree */
         } else {
             vsched__resource *r = j->needs[i];
-            r->in_use++; /* grants[] was sized at insertion */
+            if (++r->in_use > r->peak) /* grants[] was sized at insertion */
+                r->peak = r->in_use;
             if (vsched__nodevec_push(&r->holders, n) != VSCHED_OK)
                 abort();
             j->grants[j->n_grants++] = (vsched__grant){r, NULL};

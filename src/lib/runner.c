@@ -88,6 +88,8 @@ static vsched__task *take_ready(vsched *s, int q, vsched__pass *p)
                 continue;
             }
             t = vsched__task_for(s, n);
+            if (t != NULL)
+                vsched__stage_start(n, t); /* what it reserved */
         }
         if (t == NULL) {
             /* Exhaustion: leave it ready; the re-pump retries. */

@@ -241,7 +241,7 @@ void vsched__replace_analysis(vsched *s, vsched__node *m, vsched__pass *p)
 static void regate_on_blocker(vsched *s, vsched__node *d, vsched__file *b,
                               vsched__pass *p)
 {
-    vsched__unready(&s->graph, d);
+    vsched__unready(s, d);
     vsched__node *up = vsched__ensure_blocker_analysis(s, vsched__live(s, b),
                                                        d->priority, p);
     if (vsched__link_blocker(s, up, d, p) == 0)
@@ -266,7 +266,7 @@ static void forget_derived(vsched *s, vsched__file *f, vsched__pass *p)
             f->slots[i].node = NULL;
             vsched__node_retire(s, x);
         } else if (x->state == VSCHED__READY) {
-            vsched__unready(&s->graph, x);
+            vsched__unready(s, x);
             if (na == NULL)
                 na = vsched__ensure_analysis(s, f, x->priority, p);
             if (vsched__wait_on(s, na, x, 0, p) == 0)
@@ -437,6 +437,7 @@ void vsched__retire_all(vsched *s, int status, const char *reason,
     }
     s->readmit_tail = NULL;
     vsched__units_drain(s, p); /* every member ended: nothing to replace */
+    vsched__stage_waiters_clear(s); /* every waiter ended */
     vsched__ready_clear(s);
     vsched__job_history_clear(s);
     vsched__dependents_fini(&s->dependents);

@@ -333,7 +333,7 @@ void vsched__unit_dissolve(vsched *s, vsched__unit *u)
         /* Not run again as it was: replaced after the operation. A held
          * result is dropped with it; a running one is refused. */
         m->doomed = 1;
-        vsched__unready(&s->graph, m);
+        vsched__unready(s, m);
         if (vsched__nodevec_push(&s->graph.doomed, m) != VSCHED_OK)
             abort();
         vsched__node_ref(m);
