@@ -34,7 +34,8 @@
  * What each minor added (every addition is marked "Since 1.N" below):
  *   1.1  vsched_artifact_out.deps / n_deps (the files an artifact read, as
  *        the tool reports them); vsched_executor_ops.identity (what,
- *        besides its configuration, decides the executor's outputs).
+ *        besides its configuration, decides the executor's outputs);
+ *        VSCHED_PLUGIN_CYCLES_FORBIDDEN.
  *
  * Ownership, in one rule: a buffer a plugin hands to the host through an
  * out-parameter is allocated with ctx->alloc and owned by the host from then
@@ -351,6 +352,11 @@ typedef struct vsched_executor_ops {
 #define VSCHED_ROLE_EXECUTOR 0x2u
 
 #define VSCHED_PLUGIN_THREAD_SAFE 0x1u
+/* Since 1.1, executors: blocker cycles are errors in this language (the
+ * host then sets vsched_options.blocker_cycles_fail); without it a cycle
+ * among blockers -- C headers with include guards that include each other
+ * -- builds as one unit. */
+#define VSCHED_PLUGIN_CYCLES_FORBIDDEN 0x2u
 
 typedef struct vsched_plugin {
     uint32_t abi_major;  /* VSCHED_PLUGIN_ABI_MAJOR the plugin was built for */
