@@ -9,12 +9,13 @@
 #include "internal.h"
 #include "names.h"
 
-/* One name's versions, oldest first; the first lives inline. */
+/* One name's versions, oldest first; the first two live inline. */
+#define INLINE_VERSIONS 2
 struct vsched__history {
     uint64_t hash;
     size_t n, cap;
-    vsched__version *v;       /* &one, or a heap array */
-    vsched__version one;
+    vsched__version *v;       /* inline, or a heap array */
+    vsched__version inline_v[INLINE_VERSIONS];
     char name[];
 };
 
@@ -32,7 +33,7 @@ static void dir_free(vsched__root_dir *d)
 {
     for (size_t i = 0; i < d->cap; i++)
         if (d->slots[i] != NULL) {
-            if (d->slots[i]->v != &d->slots[i]->one)
+            if (d->slots[i]->v != d->slots[i]->inline_v)
                 free(d->slots[i]->v);
             free(d->slots[i]);
         }
@@ -96,8 +97,8 @@ static vsched__history *ensure(vsched__root_dir *d, const char *name,
         return NULL;
     h->hash = hash;
     h->n = 0;
-    h->cap = 1;
-    h->v = &h->one;
+    h->cap = INLINE_VERSIONS;
+    h->v = h->inline_v;
     memcpy(h->name, name, len + 1);
     d->slots[slot_of(d->slots, d->cap, name, hash)] = h;
     d->n++;
@@ -133,15 +134,15 @@ int vsched__root_put(vsched__root_dir *d, const char *name, uint64_t hash,
     } else {
         if (h->n == h->cap) {
             size_t cap = h->cap * 2;
-            vsched__version *v = h->v == &h->one
+            vsched__version *v = h->v == h->inline_v
                                      ? malloc(cap * sizeof *v)
                                      : realloc(h->v, cap * sizeof *v);
             if (v == NULL) {
                 rc = VSCHED_ENOMEM;
                 goto out;
             }
-            if (h->v == &h->one)
-                v[0] = h->one;
+            if (h->v == h->inline_v)
+                memcpy(v, h->inline_v, sizeof h->inline_v);
             h->v = v;
             h->cap = cap;
         }
