@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../src/host/config.h"
-#include "../src/host/schema.h"
-#include "../src/host/util.h"
+#include "common/util.h"
+#include "config/config.h"
+#include "config/schema.h"
 #include "cu.h"
 
 /* Assert two strings are equal; print both when not. */

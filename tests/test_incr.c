@@ -19,15 +19,15 @@
 #include <sqlite3.h>
 #include <vsched/plugin.h>
 
-#include "../src/host/cache.h"
-#include "../src/host/dirty.h"
-#include "../src/host/json.h"
-#include "../src/host/lock.h"
-#include "../src/host/report.h"
-#include "../src/host/sources.h"
-#include "../src/host/stamp.h"
-#include "../src/host/state.h"
+#include "cli/report.h"
+#include "common/json.h"
 #include "cu.h"
+#include "state/cache.h"
+#include "state/dirty.h"
+#include "state/lock.h"
+#include "state/sources.h"
+#include "state/stamp.h"
+#include "state/state.h"
 
 #define EXPECT_INT(actual, expected)                                          \
     do {                                                                      \
