@@ -3,8 +3,8 @@
 # with the code, both ways:
 #   - every flag of `vsched-run --help` is in vsched-run.1's OPTIONS and
 #     every flag there is in --help (same for vsched-plugin-test);
-#   - the exit statuses of cli/cli.h / plugin_test/main.c are the EXIT
-#     STATUS entries;
+#   - the exit statuses of cli/cli.h and plugin_test/plugin_test.h are the
+#     EXIT STATUS entries;
 #   - every host key of src/host/config/schema.c and every key of each
 #     shipped plugin (vsched-run --describe-plugin) is in vsched.ini.5 with
 #     its type, and vsched.ini.5 documents no other key;
@@ -108,7 +108,7 @@ grep -E '^#define VR_EXIT_[A-Z]+ [0-9]+' "$top_srcdir/src/host/cli/cli.h" |
 man_exits "$doc/vsched-run.1" >"$SCRATCH/man.exits"
 check "vsched-run.1 EXIT STATUS = VR_EXIT_* of cli.h ($(echo $(cat "$SCRATCH/code.exits")))" \
     sh -c "test -s '$SCRATCH/code.exits' && cmp -s '$SCRATCH/code.exits' '$SCRATCH/man.exits'"
-grep -E '^#define PT_EXIT_[A-Z]+ [0-9]+' "$top_srcdir/src/host/plugin_test/main.c" |
+grep -E '^#define PT_EXIT_[A-Z]+ [0-9]+' "$top_srcdir/src/host/plugin_test/plugin_test.h" |
     awk '{ print $3 }' | sort -n >"$SCRATCH/code.exits"
 man_exits "$doc/vsched-plugin-test.1" >"$SCRATCH/man.exits"
 check "vsched-plugin-test.1 EXIT STATUS = PT_EXIT_* ($(echo $(cat "$SCRATCH/code.exits")))" \
