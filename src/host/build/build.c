@@ -11,7 +11,6 @@
 #include "build/build.h"
 #include "cli/progress.h"
 #include "common/util.h"
-#include "config/schema.h"
 
 static int has_wildcard(const char *s)
 {
@@ -114,16 +113,11 @@ int vr_build_inputs(const vr_build *b, char ***names, size_t *n, char **err)
             names_push(names, n, vr_xstrdup(b->cli->files[i]));
         return VSCHED_OK;
     }
-    const char *inputs = vr_config_get(b->cfg, "batch", "inputs");
-    const char *root_rel = vr_config_get(b->cfg, "loader", "root");
-    char *root = root_rel != NULL
-                     ? vr_path_join(vr_config_dir(b->cfg), root_rel)
-                     : NULL;
-    char *list = vr_xstrdup(inputs != NULL ? inputs : "");
-    char *save = NULL;
+    const vr_settings *s = b->settings;
+    const char *root = s->loader_root;
     int rc = VSCHED_OK;
-    for (char *pat = strtok_r(list, " \t", &save); pat != NULL;
-         pat = strtok_r(NULL, " \t", &save)) {
+    for (size_t i = 0; i < s->n_inputs; i++) {
+        const char *pat = s->inputs[i];
         if (root == NULL || !has_wildcard(pat)) {
             names_push(names, n, vr_xstrdup(pat));
             continue;
@@ -131,18 +125,14 @@ int vr_build_inputs(const vr_build *b, char ***names, size_t *n, char **err)
         if (expand_pattern(root, pat, names, n) == 0) {
             *err = vr_strfmt("%s:%u: [batch] inputs: pattern '%s' matches "
                              "no file under %s",
-                             vr_config_path(b->cfg),
-                             vr_config_line(b->cfg, "batch", "inputs"), pat,
-                             root);
+                             s->path, s->inputs_line, pat, root);
             rc = VSCHED_ECONFIG;
             break;
         }
     }
-    free(list);
-    free(root);
     if (rc == VSCHED_OK && *n == 0) {
         *err = vr_strfmt("%s: no inputs: set [batch] inputs or name FILES",
-                         vr_config_path(b->cfg));
+                         s->path);
         rc = VSCHED_ECONFIG;
     }
     if (rc != VSCHED_OK) {
@@ -165,15 +155,8 @@ char **vr_build_profiles(const vr_build *b, size_t *n)
             names_push(&v, n, vr_xstrdup(b->cli->profiles[i]));
         return v;
     }
-    const char *list = vr_config_get(b->cfg, "batch", "profiles");
-    char *copy = vr_xstrdup(list != NULL ? list : "release");
-    char *save = NULL;
-    for (char *p = strtok_r(copy, " \t", &save); p != NULL;
-         p = strtok_r(NULL, " \t", &save))
-        names_push(&v, n, vr_xstrdup(p));
-    free(copy);
-    if (*n == 0)
-        names_push(&v, n, vr_xstrdup("release"));
+    for (size_t i = 0; i < b->settings->n_profiles; i++)
+        names_push(&v, n, vr_xstrdup(b->settings->profiles[i]));
     return v;
 }
 
@@ -186,14 +169,13 @@ static unsigned online_cpus(void)
 int vr_session_open(vr_session *ss, const vr_build *b,
                     vsched_observer_fn observer, void *observer_user)
 {
+    const vr_settings *s = b->settings;
     *ss = (vr_session){NULL, NULL, NULL};
-    unsigned cpu = b->cli->jobs > 0
-                       ? (unsigned)b->cli->jobs
-                       : (unsigned)vr_schema_int(b->cfg, "vsched",
-                                                 "cpu_threads", 0);
+    unsigned cpu = b->cli->jobs > 0 ? (unsigned)b->cli->jobs
+                                    : s->cpu_threads;
     if (cpu == 0)
         cpu = online_cpus();
-    unsigned io = (unsigned)vr_schema_int(b->cfg, "vsched", "io_threads", 2);
+    unsigned io = s->io_threads;
     if (vsched_pool_create(&ss->cpu_pool, VSCHED_POOL_CPU, cpu, 0) != 0 ||
         vsched_pool_create(&ss->io_pool, VSCHED_POOL_IO, io, 0) != 0) {
         fprintf(b->err, "vsched-run: cannot start worker threads\n");
@@ -205,28 +187,23 @@ int vr_session_open(vr_session *ss, const vr_build *b,
         .io_pool = ss->io_pool,
         .loader = b->loader,
         .executor = b->executor,
-        .inbox_capacity = (size_t)vr_schema_int(b->cfg, "vsched",
-                                                "inbox_capacity", 1024),
+        .inbox_capacity = s->inbox_capacity,
         .observer = observer,
         .observer_user = observer_user,
-        .ready_capacity = (size_t)vr_schema_int(b->cfg, "vsched",
-                                                "ready_capacity", 64),
+        .ready_capacity = s->ready_capacity,
     };
     if (vsched_create(&ss->sched, &o) != 0) {
         fprintf(b->err, "vsched-run: cannot start the scheduler\n");
         return -1;
     }
     /* [resource.NAME] capacity = N; other names get capacity 1 on use. */
-    size_t n_sec = 0;
-    const char *const *sec = vr_config_sections(b->cfg, &n_sec);
-    for (size_t i = 0; i < n_sec; i++) {
-        if (strncmp(sec[i], "resource.", 9) != 0)
-            continue;
-        long long cap = vr_schema_int(b->cfg, sec[i], "capacity", 1);
-        if (vsched_set_resource_capacity(ss->sched, sec[i] + 9,
-                                         (unsigned)cap) != 0) {
-            fprintf(b->err, "vsched-run: cannot set [%s] capacity\n",
-                    sec[i]);
+    for (size_t i = 0; i < s->n_resources; i++) {
+        const vr_resource_setting *r = &s->resources[i];
+        if (vsched_set_resource_capacity(ss->sched, r->name, r->capacity) !=
+            0) {
+            fprintf(b->err, "vsched-run: cannot set [resource.%s] "
+                            "capacity\n",
+                    r->name);
             return -1;
         }
     }
@@ -276,8 +253,7 @@ void vr_session_print_counters(FILE *out, const vsched_stats *stp)
 /* Contract: see build.h. */
 const char *vr_build_link_name(const vr_build *b)
 {
-    const char *link = vr_config_get(b->cfg, "batch", "link");
-    if (link == NULL || link[0] == '\0' || b->cli->n_files > 0)
+    if (b->cli->n_files > 0)
         return NULL;
-    return link;
+    return b->settings->link;
 }

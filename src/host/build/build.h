@@ -18,10 +18,12 @@
 #include "build/coord.h"
 #include "cli/cli.h"
 #include "config/config.h"
+#include "config/settings.h"
 
 typedef struct vr_build {
     const vr_cli *cli;
-    const vr_config *cfg;
+    const vr_settings *settings; /* the host's keys, validated */
+    const vr_config *cfg;   /* the plugins' sections only (keys.h) */
     vsched_loader_binding loader;
     vsched_executor_binding executor;
     const vsched_plugin *loader_desc;   /* their descriptors */

@@ -11,52 +11,13 @@
 #include "common/util.h"
 #include "state/keys.h"
 
-/* Contract: see incr.h. */
-int vr_incr_dirs(const vr_config *cfg, char **state_dir, char **cache_dir,
-                 uint64_t *max_bytes, char **msg)
-{
-    const char *dir = vr_config_dir(cfg);
-    const char *sd = vr_config_get(cfg, "vsched", "state_dir");
-    *state_dir = vr_path_join(dir, sd != NULL && sd[0] != '\0' ? sd
-                                                               : ".vsched");
-    *cache_dir = NULL;
-    *msg = NULL;
-    const char *ms = vr_config_get(cfg, "cache", "max_size");
-    *max_bytes = 2ull << 30;
-    if (ms != NULL && vr_cache_parse_size(ms, max_bytes) != VSCHED_OK) {
-        unsigned line = vr_config_line(cfg, "cache", "max_size");
-        *msg = vr_config_from_set(cfg, "cache", "max_size")
-                   ? vr_strfmt("--set: [cache] max_size: expected a size "
-                               "such as 2G, 512M, 100K or 0, got '%s'",
-                               ms)
-                   : vr_strfmt("%s:%u: [cache] max_size: expected a size "
-                               "such as 2G, 512M, 100K or 0, got '%s'",
-                               vr_config_path(cfg), line, ms);
-        free(*state_dir);
-        *state_dir = NULL;
-        return VSCHED_ECONFIG;
-    }
-    if (*max_bytes == 0)
-        return VSCHED_OK;
-    const char *cd = vr_config_get(cfg, "cache", "dir");
-    *cache_dir = cd != NULL && cd[0] != '\0'
-                     ? vr_path_join(dir, cd)
-                     : vr_path_join(*state_dir, "cache");
-    return VSCHED_OK;
-}
-
 /* The canonical loader root (heap), or NULL when the loader has none. */
-static char *vr_loader_root(const vr_config *cfg)
+static char *vr_loader_root(const vr_settings *s)
 {
-    const char *root = vr_config_get(cfg, "loader", "root");
-    if (root == NULL || root[0] == '\0')
+    if (s->loader_root == NULL || s->loader_root_empty)
         return NULL;
-    char *abs = vr_path_join(vr_config_dir(cfg), root);
-    char *real = abs != NULL ? realpath(abs, NULL) : NULL;
-    if (real == NULL)
-        return abs;
-    free(abs);
-    return real;
+    char *real = realpath(s->loader_root, NULL);
+    return real != NULL ? real : vr_xstrdup(s->loader_root);
 }
 
 /* Contract: see incr.h. */
@@ -68,10 +29,10 @@ int vr_incr_open(vr_incr **out, const vr_build *b, char *const *profiles,
     vr_incr *in = vr_xcalloc(1, sizeof *in);
     in->b = b;
     in->dry = dry;
-    uint64_t max_bytes = 0;
-    int rc = vr_incr_dirs(b->cfg, &in->state_dir, &in->cache_dir,
-                          &max_bytes, msg);
-    if (rc == VSCHED_OK && !dry)
+    in->state_dir = b->settings->state_dir;
+    in->cache_dir = b->settings->cache_dir;
+    int rc = VSCHED_OK;
+    if (!dry)
         rc = vr_lock_take(&in->lock, in->state_dir, !b->cli->no_wait, b->err,
                           msg);
     if (rc == VSCHED_OK)
@@ -79,12 +40,13 @@ int vr_incr_open(vr_incr **out, const vr_build *b, char *const *profiles,
                            dry ? VR_STATE_READONLY : 0, &in->snap, b->err,
                            msg);
     if (rc == VSCHED_OK && in->cache_dir != NULL && !dry)
-        rc = vr_cache_open(&in->cache, in->cache_dir, max_bytes, b->err, msg);
+        rc = vr_cache_open(&in->cache, in->cache_dir,
+                           b->settings->cache_max_bytes, b->err, msg);
     if (rc != VSCHED_OK) {
         vr_incr_close(in);
         return rc;
     }
-    in->root = vr_loader_root(b->cfg);
+    in->root = vr_loader_root(b->settings);
     in->src = vr_sources_new(in->root, &in->snap);
     in->keys = vr_xcalloc(n_profiles + 1, sizeof *in->keys);
     for (size_t i = 0; i < n_profiles; i++) {
@@ -165,7 +127,5 @@ void vr_incr_close(vr_incr *in)
     vr_lock_release(in->lock);
     free(in->keys);
     free(in->root);
-    free(in->state_dir);
-    free(in->cache_dir);
     free(in);
 }

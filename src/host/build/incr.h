@@ -13,9 +13,10 @@
  *   finish  the last records committed, rows no artifact needs swept;
  *   close   everything released, the lock last.
  *
- * Paths: STATE_DIR is [vsched] state_dir (default .vsched) relative to the
- * INI file; the cache is [cache] dir, default STATE_DIR/cache; source
- * files are stamped under the canonical [loader] root.
+ * Paths come resolved in the settings (settings.h): STATE_DIR is [vsched]
+ * state_dir (default .vsched) relative to the INI file; the cache is
+ * [cache] dir, default STATE_DIR/cache; source files are stamped under
+ * the canonical [loader] root.
  *
  * Not thread-safe: the main thread opens, starts, finishes and closes; in
  * between, the parts are as thread-safe as their own headers say.
@@ -37,8 +38,8 @@
 typedef struct vr_incr {
     const vr_build *b;
     int dry;                  /* -n: nothing is locked, written or run */
-    char *state_dir;          /* absolute */
-    char *cache_dir;          /* absolute, or NULL when the cache is off */
+    const char *state_dir;    /* absolute (b->settings) */
+    const char *cache_dir;    /* absolute, or NULL when the cache is off */
     char *root;               /* canonical loader root, or NULL */
     vr_lock *lock;
     vr_state *state;
@@ -54,16 +55,10 @@ typedef struct vr_incr {
 } vr_incr;
 
 /* Open for a build of `profiles` (or, with dry, a plan). Returns 0 with
- * *out set, or VSCHED_ECONFIG / VSCHED_EIO / VSCHED_EERR (lock held and
- * --no-wait) with *msg (heap): the caller exits 2. */
+ * *out set, or VSCHED_EIO / VSCHED_EERR (lock held and --no-wait) with
+ * *msg (heap): the caller exits 2. */
 int vr_incr_open(vr_incr **out, const vr_build *b, char *const *profiles,
                  size_t n_profiles, int dry, char **msg);
-
-/* The directories of a configuration, as vr_incr_open resolves them:
- * *state_dir always, *cache_dir NULL when [cache] max_size is 0. Heap.
- * Returns 0 or VSCHED_ECONFIG with *msg. */
-int vr_incr_dirs(const vr_config *cfg, char **state_dir, char **cache_dir,
-                 uint64_t *max_bytes, char **msg);
 
 /* Hand the link plans (borrowed until close) to the bindings and start
  * the recorder. Returns 0 or VSCHED_ENOMEM. */

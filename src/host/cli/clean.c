@@ -9,7 +9,6 @@
 
 #include <vsched/plugin.h>
 
-#include "build/incr.h"
 #include "cli/clean.h"
 #include "common/util.h"
 #include "state/cache.h"
@@ -40,15 +39,14 @@ static int vr_clean_output(const vr_build *b, const char *path)
 /* Contract: see clean.h. */
 int vr_clean_run(const vr_build *b)
 {
-    char *state_dir = NULL, *cache_dir = NULL, *msg = NULL;
-    uint64_t max_bytes = 0;
+    const char *state_dir = b->settings->state_dir;
+    const char *cache_dir = b->settings->cache_dir;
+    char *msg = NULL;
     vr_lock *lock = NULL;
     vr_state *st = NULL;
     vr_snapshot snap;
     int status = VR_EXIT_USAGE;
-    if (vr_incr_dirs(b->cfg, &state_dir, &cache_dir, &max_bytes, &msg) !=
-            VSCHED_OK ||
-        vr_lock_take(&lock, state_dir, !b->cli->no_wait, b->err, &msg) !=
+    if (vr_lock_take(&lock, state_dir, !b->cli->no_wait, b->err, &msg) !=
             VSCHED_OK ||
         vr_state_open(&st, state_dir, 0, &snap, b->err, &msg) != VSCHED_OK)
         goto out;
@@ -86,7 +84,5 @@ out:
     free(msg);
     vr_state_close(st);
     vr_lock_release(lock);
-    free(state_dir);
-    free(cache_dir);
     return status;
 }

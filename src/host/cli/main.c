@@ -18,7 +18,7 @@
 #include "cli/signals.h"
 #include "config/config.h"
 #include "config/plugin_host.h"
-#include "config/schema.h"
+#include "config/settings.h"
 
 /* Loaded plugins and their instances, torn down in reverse. */
 typedef struct loaded {
@@ -36,12 +36,13 @@ static void unload(loaded *l)
     vr_plugin_close(l->loader_plugin);
 }
 
-/* Open and instantiate the plugin named in [section] plugin. */
-static int load_role(const vr_config *cfg, const char *section,
-                     unsigned role, vr_plugin **p, void **inst)
+/* Open the plugin `name` ([section] plugin) and instantiate it with its
+ * section of cfg. */
+static int load_role(const vr_config *cfg, const char *name,
+                     const char *section, unsigned role, vr_plugin **p,
+                     void **inst)
 {
     char *err = NULL;
-    const char *name = vr_config_get(cfg, section, "plugin");
     if (vr_plugin_open(p, name, cfg, &err) != VSCHED_OK ||
         vr_plugin_instantiate(*p, role, cfg, section, inst, &err) !=
             VSCHED_OK) {
@@ -55,13 +56,14 @@ static int load_role(const vr_config *cfg, const char *section,
 /* Create the coordinator pool once for the run ([vsched]
  * coordinator_threads; never handed to the scheduler), then run the batch
  * the command line asks for: --deps, or the build. */
-static int run_batch(const vr_cli *cli, const vr_config *cfg,
-                     const loaded *l)
+static int run_batch(const vr_cli *cli, const vr_settings *set,
+                     const vr_config *cfg, const loaded *l)
 {
     const vsched_plugin *ld = vr_plugin_descriptor(l->loader_plugin);
     const vsched_plugin *ex = vr_plugin_descriptor(l->executor_plugin);
     vr_build b = {
         .cli = cli,
+        .settings = set,
         .cfg = cfg,
         .loader = {ld->loader, l->loader_inst,
                    (ld->flags & VSCHED_PLUGIN_THREAD_SAFE) != 0},
@@ -72,9 +74,7 @@ static int run_batch(const vr_cli *cli, const vr_config *cfg,
         .out = stdout,
         .err = stderr,
     };
-    unsigned threads = (unsigned)vr_schema_int(cfg, "vsched",
-                                               "coordinator_threads", 2);
-    if (vr_coord_create(&b.coord, threads) != VSCHED_OK) {
+    if (vr_coord_create(&b.coord, set->coordinator_threads) != VSCHED_OK) {
         fprintf(stderr, "vsched-run: cannot start coordinator threads\n");
         return VR_EXIT_USAGE;
     }
@@ -117,18 +117,21 @@ static int run(const vr_cli *cli)
         vr_config_free(cfg);
         return rc == 0 ? VR_EXIT_OK : VR_EXIT_USAGE;
     }
-    if (vr_schema_validate_host(cfg, &err) != VSCHED_OK)
+    vr_settings set;
+    if (vr_settings_load(&set, cfg, &err) != VSCHED_OK)
         goto config_error;
 
     loaded l = {0};
     int status = VR_EXIT_USAGE;
-    if (load_role(cfg, "loader", VSCHED_ROLE_LOADER, &l.loader_plugin,
-                  &l.loader_inst) == 0 &&
-        load_role(cfg, "executor", VSCHED_ROLE_EXECUTOR, &l.executor_plugin,
+    if (load_role(cfg, set.loader_plugin, "loader", VSCHED_ROLE_LOADER,
+                  &l.loader_plugin, &l.loader_inst) == 0 &&
+        load_role(cfg, set.executor_plugin, "executor",
+                  VSCHED_ROLE_EXECUTOR, &l.executor_plugin,
                   &l.executor_inst) == 0) {
-        status = run_batch(cli, cfg, &l);
+        status = run_batch(cli, &set, cfg, &l);
     }
     unload(&l);
+    vr_settings_free(&set);
     vr_config_free(cfg);
     return status;
 

@@ -29,7 +29,6 @@
 #include "cli/run.h"
 #include "cli/signals.h"
 #include "common/util.h"
-#include "config/schema.h"
 
 static double vr_now_s(void)
 {
@@ -305,9 +304,8 @@ static int finish_run(const vr_build *b, vr_incr *in, vr_plan *p,
 static int build(const vr_build *b, vr_incr *in, vr_plan *p, double t0)
 {
     vr_run_info info = {0};
-    long kg = b->cli->keep_going >= 0
-                  ? b->cli->keep_going
-                  : (long)vr_schema_int(b->cfg, "batch", "keep_going", 1);
+    long kg = b->cli->keep_going >= 0 ? b->cli->keep_going
+                                      : b->settings->keep_going;
     int tty = isatty(fileno(b->out));
     vr_progress *prog = vr_progress_new(b->out, b->cli->verbosity, tty,
                                         p->n_dirty);

@@ -535,41 +535,6 @@ void vr_cache_get_counts(vr_cache *c, vr_cache_counts *out)
     pthread_mutex_unlock(&c->lock);
 }
 
-/* Contract: see cache.h. */
-int vr_cache_parse_size(const char *text, uint64_t *bytes)
-{
-    char *end = NULL;
-    errno = 0;
-    if (text == NULL || text[0] < '0' || text[0] > '9')
-        return VSCHED_EINVAL;
-    unsigned long long v = strtoull(text, &end, 10);
-    unsigned shift = 0;
-    switch (*end) {
-    case '\0':
-        break;
-    case 'k': case 'K':
-        shift = 10;
-        break;
-    case 'm': case 'M':
-        shift = 20;
-        break;
-    case 'g': case 'G':
-        shift = 30;
-        break;
-    case 't': case 'T':
-        shift = 40;
-        break;
-    default:
-        return VSCHED_EINVAL;
-    }
-    if (*end != '\0' && end[1] != '\0')
-        return VSCHED_EINVAL;
-    if (errno == ERANGE || (shift > 0 && v > (~0ull >> shift)))
-        return VSCHED_EINVAL;
-    *bytes = (uint64_t)v << shift;
-    return VSCHED_OK;
-}
-
 static int vr_rm_one(const char *path, const struct stat *sb, int flag,
                      struct FTW *ftw)
 {

@@ -96,10 +96,6 @@ int vr_cache_trim(vr_cache *c);
 
 void vr_cache_get_counts(vr_cache *c, vr_cache_counts *out);
 
-/* Parse a size ("2G", "512M", "100k", "0"; powers of 1024) into *bytes.
- * 0 or VSCHED_EINVAL. */
-int vr_cache_parse_size(const char *text, uint64_t *bytes);
-
 /* Remove the cache directory `dir` and everything in it (--clean
  * --cache). 0 or VSCHED_EIO with *msg. */
 int vr_cache_remove_dir(const char *dir, char **msg);
