@@ -3,11 +3,11 @@
 # with the code, both ways:
 #   - every flag of `vsched-run --help` is in vsched-run.1's OPTIONS and
 #     every flag there is in --help (same for vsched-plugin-test);
-#   - the exit statuses of cli.h / plugin_test_main.c are the EXIT STATUS
-#     entries;
-#   - every host key of src/host/schema.c and every key of each shipped
-#     plugin (vsched-run --describe-plugin) is in vsched.ini.5 with its
-#     type, and vsched.ini.5 documents no other key;
+#   - the exit statuses of cli/cli.h and plugin_test/plugin_test.h are the
+#     EXIT STATUS entries;
+#   - every host key of src/host/config/schema.c and every key of each
+#     shipped plugin (vsched-run --describe-plugin) is in vsched.ini.5 with
+#     its type, and vsched.ini.5 documents no other key;
 #   - vsched-plugin.7 describes every operation, descriptor field and
 #     status code of <vsched/plugin.h>.
 . "${top_srcdir:-.}/tests/lib.sh"
@@ -103,12 +103,12 @@ man_exits() {
     section "EXIT STATUS" "$1" |
         awk 'prev == ".TP" { print $2 } { prev = $1 }' | sort -n
 }
-grep -E '^#define VR_EXIT_[A-Z]+ [0-9]+' "$top_srcdir/src/host/cli.h" |
+grep -E '^#define VR_EXIT_[A-Z]+ [0-9]+' "$top_srcdir/src/host/cli/cli.h" |
     awk '{ print $3 }' | sort -n >"$SCRATCH/code.exits"
 man_exits "$doc/vsched-run.1" >"$SCRATCH/man.exits"
 check "vsched-run.1 EXIT STATUS = VR_EXIT_* of cli.h ($(echo $(cat "$SCRATCH/code.exits")))" \
     sh -c "test -s '$SCRATCH/code.exits' && cmp -s '$SCRATCH/code.exits' '$SCRATCH/man.exits'"
-grep -E '^#define PT_EXIT_[A-Z]+ [0-9]+' "$top_srcdir/src/host/plugin_test_main.c" |
+grep -E '^#define PT_EXIT_[A-Z]+ [0-9]+' "$top_srcdir/src/host/plugin_test/plugin_test.h" |
     awk '{ print $3 }' | sort -n >"$SCRATCH/code.exits"
 man_exits "$doc/vsched-plugin-test.1" >"$SCRATCH/man.exits"
 check "vsched-plugin-test.1 EXIT STATUS = PT_EXIT_* ($(echo $(cat "$SCRATCH/code.exits")))" \
@@ -133,7 +133,7 @@ awk '
     s != "" && /VR_KEY\("/ {
         match($0, /"[a-z_]+"/); k = substr($0, RSTART + 1, RLENGTH - 2)
         match($0, /VSCHED_KEY_[A-Z]+/); t = tolower(substr($0, RSTART + 11, RLENGTH - 11))
-        print s, k, t }' "$top_srcdir/src/host/schema.c" >"$SCRATCH/code.keys"
+        print s, k, t }' "$top_srcdir/src/host/config/schema.c" >"$SCRATCH/code.keys"
 check "schema.c parsed: [vsched] cpu_threads is an int" \
     grep -qx "vsched cpu_threads int" "$SCRATCH/code.keys"
 echo "loader plugin string" >>"$SCRATCH/code.keys"

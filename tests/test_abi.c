@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../src/host/config.h"
-#include "../src/host/plugin_host.h"
+#include "config/config.h"
+#include "config/plugin_host.h"
 #include "cu.h"
 
 #ifndef VSCHED_PLUGINSDIR

@@ -26,9 +26,9 @@
 #include <vsched/plugin.h>
 #include <vsched/vsched.h>
 
-#include "../src/host/config.h"
-#include "../src/host/plugin_host.h"
 #include "abi/plugin_v1_0.h"
+#include "config/config.h"
+#include "config/plugin_host.h"
 #include "cu.h"
 
 /* ---- compile-time layout checks ------------------------------------------ */

@@ -1,6 +1,7 @@
 /*
  * test_config.c -- the INI reader (config.c), the schema checker
- * (schema.c) and the path helpers (util.c).
+ * (schema.c), the typed settings (settings.c) and the path helpers
+ * (util.c).
  *
  * Every error message is asserted exactly: they are the user interface.
  */
@@ -9,9 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../src/host/config.h"
-#include "../src/host/schema.h"
-#include "../src/host/util.h"
+#include "common/util.h"
+#include "config/config.h"
+#include "config/schema.h"
+#include "config/settings.h"
 #include "cu.h"
 
 /* Assert two strings are equal; print both when not. */
@@ -957,6 +959,111 @@ static void host_resource_requires_capacity_in_range(void)
     expect_host(HOST_OK "[resource.cpu-heavy.1]\ncapacity = 65536\n", NULL);
 }
 
+/* ---- settings -------------------------------------------------------- */
+
+static void settings_take_defaults_when_keys_are_absent(void)
+{
+    vr_config *cfg = load_ok(HOST_OK);
+    vr_settings s;
+    char *err = NULL;
+    EXPECT_INT(vr_settings_load(&s, cfg, &err), 0);
+    EXPECT_STR(err, NULL);
+    EXPECT_STR(s.path, "t.ini");
+    EXPECT_INT(s.cpu_threads, 0);
+    EXPECT_INT(s.io_threads, 2);
+    EXPECT_INT(s.coordinator_threads, 2);
+    EXPECT_INT(s.inbox_capacity, 1024);
+    EXPECT_INT(s.ready_capacity, 64);
+    EXPECT_STR(s.state_dir, "/etc/vsched/.vsched");
+    EXPECT_STR(s.loader_plugin, "fs");
+    EXPECT_STR(s.executor_plugin, "cc");
+    EXPECT_STR(s.loader_root, "/etc/examples");
+    EXPECT_INT(s.n_inputs, 1);
+    EXPECT_STR(s.inputs[0], "src/*.c");
+    EXPECT_INT(s.n_profiles, 1);
+    EXPECT_STR(s.profiles[0], "release");
+    EXPECT_STR(s.link, NULL);
+    EXPECT_INT(s.keep_going, 1);
+    EXPECT_INT(s.cache_max_bytes, 2ull << 30);
+    EXPECT_STR(s.cache_dir, "/etc/vsched/.vsched/cache");
+    EXPECT_INT(s.n_resources, 0);
+    vr_settings_free(&s);
+    vr_config_free(cfg);
+}
+
+static void settings_convert_every_host_key(void)
+{
+    vr_config *cfg = load_ok(
+        "[vsched]\ncpu_threads = 3\nio_threads = 4\n"
+        "coordinator_threads = 5\ninbox_capacity = 6\n"
+        "ready_capacity = 7\nstate_dir = ../st\n"
+        "[loader]\nplugin = fs\nroot = src\n"
+        "[executor]\nplugin = cc\n"
+        "[batch]\ninputs = a.c  *.c\tb/*.c\nprofiles = debug release\n"
+        "link = app\nkeep_going = 0\n"
+        "[cache]\nmax_size = 0\ndir = c\n"
+        "[resource.link]\ncapacity = 2\n[resource.db]\ncapacity = 9\n");
+    vr_settings s;
+    char *err = NULL;
+    EXPECT_INT(vr_settings_load(&s, cfg, &err), 0);
+    EXPECT_INT(s.cpu_threads, 3);
+    EXPECT_INT(s.io_threads, 4);
+    EXPECT_INT(s.coordinator_threads, 5);
+    EXPECT_INT(s.inbox_capacity, 6);
+    EXPECT_INT(s.ready_capacity, 7);
+    EXPECT_STR(s.state_dir, "/etc/st");
+    EXPECT_STR(s.loader_root, "/etc/vsched/src");
+    EXPECT_INT(s.loader_root_empty, 0);
+    EXPECT_INT(s.n_inputs, 3);
+    EXPECT_STR(s.inputs[1], "*.c");
+    EXPECT_STR(s.inputs[2], "b/*.c");
+    EXPECT_INT(s.inputs_line, 14);
+    EXPECT_INT(s.n_profiles, 2);
+    EXPECT_STR(s.profiles[0], "debug");
+    EXPECT_STR(s.link, "app");
+    EXPECT_INT(s.keep_going, 0);
+    EXPECT_INT(s.cache_max_bytes, 0);
+    EXPECT_STR(s.cache_dir, NULL); /* max_size 0: no cache */
+    EXPECT_INT(s.n_resources, 2);
+    EXPECT_STR(s.resources[1].name, "db");
+    EXPECT_INT(s.resources[1].capacity, 9);
+    vr_settings_free(&s);
+    vr_config_free(cfg);
+}
+
+static void settings_reject_a_bad_cache_size_at_its_line(void)
+{
+    vr_config *cfg = load_ok(HOST_OK "[cache]\nmax_size = 2GB\n");
+    vr_settings s;
+    char *err = NULL;
+    EXPECT_INT(vr_settings_load(&s, cfg, &err), VSCHED_ECONFIG);
+    EXPECT_STR(err, "t.ini:10: [cache] max_size: expected a size such as "
+                    "2G, 512M, 100K or 0, got '2GB'");
+    free(err);
+    EXPECT_STR(s.state_dir, NULL);
+    vr_settings_free(&s);
+    EXPECT_INT(vr_config_set(cfg, "cache.max_size=lots", &err), 0);
+    EXPECT_INT(vr_settings_load(&s, cfg, &err), VSCHED_ECONFIG);
+    EXPECT_STR(err, "--set: [cache] max_size: expected a size such as 2G, "
+                    "512M, 100K or 0, got 'lots'");
+    free(err);
+    vr_settings_free(&s);
+    vr_config_free(cfg);
+}
+
+static void settings_report_host_schema_errors(void)
+{
+    vr_config *cfg = load_ok(HOST_OK "[vsched]\nio_threads = 0\n");
+    vr_settings s;
+    char *err = NULL;
+    EXPECT_INT(vr_settings_load(&s, cfg, &err), VSCHED_ECONFIG);
+    EXPECT_STR(err, "t.ini:10: [vsched] io_threads: 0 is out of range "
+                    "1..256");
+    free(err);
+    vr_settings_free(&s);
+    vr_config_free(cfg);
+}
+
 /* ---- util ------------------------------------------------------------ */
 
 static void path_join_normalises_lexically(void)
@@ -1132,6 +1239,13 @@ static const vr_cu_test tests[] = {
     { "host_batch_requires_inputs", host_batch_requires_inputs },
     { "host_resource_requires_capacity_in_range",
       host_resource_requires_capacity_in_range },
+    { "settings_take_defaults_when_keys_are_absent",
+      settings_take_defaults_when_keys_are_absent },
+    { "settings_convert_every_host_key", settings_convert_every_host_key },
+    { "settings_reject_a_bad_cache_size_at_its_line",
+      settings_reject_a_bad_cache_size_at_its_line },
+    { "settings_report_host_schema_errors",
+      settings_report_host_schema_errors },
     { "path_join_normalises_lexically", path_join_normalises_lexically },
     { "relative_paths_are_made_absolute_against_cwd",
       relative_paths_are_made_absolute_against_cwd },

@@ -20,7 +20,7 @@
 
 #include <vsched/vsched.h>
 
-#include "../src/host/coord.h"
+#include "build/coord.h"
 #include "cu.h"
 #include "memfs.h"
 

@@ -19,15 +19,16 @@
 #include <sqlite3.h>
 #include <vsched/plugin.h>
 
-#include "../src/host/cache.h"
-#include "../src/host/dirty.h"
-#include "../src/host/json.h"
-#include "../src/host/lock.h"
-#include "../src/host/report.h"
-#include "../src/host/sources.h"
-#include "../src/host/stamp.h"
-#include "../src/host/state.h"
+#include "cli/report.h"
+#include "common/json.h"
+#include "config/settings.h"
 #include "cu.h"
+#include "state/cache.h"
+#include "state/dirty.h"
+#include "state/lock.h"
+#include "state/sources.h"
+#include "state/stamp.h"
+#include "state/state.h"
 
 #define EXPECT_INT(actual, expected)                                          \
     do {                                                                      \
@@ -601,20 +602,20 @@ static void cache_trims_least_recently_used_first(void)
 static void cache_sizes_parse_with_binary_suffixes(void)
 {
     uint64_t v = 1;
-    EXPECT_INT(vr_cache_parse_size("0", &v), 0);
+    EXPECT_INT(vr_settings_parse_size("0", &v), 0);
     EXPECT_INT(v, 0);
-    EXPECT_INT(vr_cache_parse_size("2G", &v), 0);
+    EXPECT_INT(vr_settings_parse_size("2G", &v), 0);
     EXPECT_INT(v, 2ull << 30);
-    EXPECT_INT(vr_cache_parse_size("512m", &v), 0);
+    EXPECT_INT(vr_settings_parse_size("512m", &v), 0);
     EXPECT_INT(v, 512ull << 20);
-    EXPECT_INT(vr_cache_parse_size("100K", &v), 0);
+    EXPECT_INT(vr_settings_parse_size("100K", &v), 0);
     EXPECT_INT(v, 102400);
-    EXPECT_INT(vr_cache_parse_size("7", &v), 0);
+    EXPECT_INT(vr_settings_parse_size("7", &v), 0);
     EXPECT_INT(v, 7);
-    EXPECT_INT(vr_cache_parse_size("2GB", &v), VSCHED_EINVAL);
-    EXPECT_INT(vr_cache_parse_size("-1", &v), VSCHED_EINVAL);
-    EXPECT_INT(vr_cache_parse_size("lots", &v), VSCHED_EINVAL);
-    EXPECT_INT(vr_cache_parse_size("99999999999T", &v), VSCHED_EINVAL);
+    EXPECT_INT(vr_settings_parse_size("2GB", &v), VSCHED_EINVAL);
+    EXPECT_INT(vr_settings_parse_size("-1", &v), VSCHED_EINVAL);
+    EXPECT_INT(vr_settings_parse_size("lots", &v), VSCHED_EINVAL);
+    EXPECT_INT(vr_settings_parse_size("99999999999T", &v), VSCHED_EINVAL);
 }
 
 /* ---- lock ----------------------------------------------------------------------- */

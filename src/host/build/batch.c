@@ -1,0 +1,191 @@
+/*
+ * batch -- dirty rows and links as one coordinator batch; see batch.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "build/batch.h"
+#include "common/util.h"
+
+typedef struct compile_batch {
+    vsched *s;
+    const vsched_request *reqs;
+    vsched_batch *batch;        /* released by the caller */
+    const vsched_result **res;  /* res[i] owned by batch */
+    const vsched_dag *link;     /* the link jobs, or NULL */
+    uint64_t *link_ids;         /* ids of link->nodes */
+    int link_rc;                /* its submission's status */
+} compile_batch;
+
+static int compile_setup(void *ctx, size_t n, char **msg)
+{
+    compile_batch *cb = ctx;
+    int rc = n > 0 ? vsched_submit_batch_atomic(cb->s, cb->reqs, n, &cb->batch)
+                   : VSCHED_OK;
+    if (rc != VSCHED_OK) {
+        cb->batch = NULL;
+        *msg = vr_strfmt("cannot submit the batch: %s", vsched_strerror(rc));
+        return rc;
+    }
+    if (cb->link != NULL) {
+        /* The link jobs join the same graph while the objects build: one
+         * DAG submission, gated on the batch's Artifact nodes. */
+        vsched_admission adm = VSCHED_BACKPRESSURED;
+        cb->link_rc = vsched_submit_dag(cb->s, cb->link, cb->link_ids, &adm,
+                                        NULL);
+        if (cb->link_rc == VSCHED_OK && adm != VSCHED_ADMITTED)
+            cb->link_rc = VSCHED_EFULL;
+    }
+    if (cb->batch != NULL)
+        vsched_wait_batch(cb->batch, cb->res); /* every res[i] is set */
+    return VSCHED_OK;
+}
+
+static int compile_item(void *ctx, size_t i, void *slot, char **msg)
+{
+    compile_batch *cb = ctx;
+    const vsched_result **row = slot;
+    *row = cb->res[i];
+    (void)msg; /* the result carries its own message */
+    return (*row)->status;
+}
+
+static const vr_coord_policy compile_policy = {
+    .span_name = "compile",
+    .slot_size = sizeof(const vsched_result *),
+    .setup = compile_setup,
+    .item = compile_item,
+    .fail = NULL, /* a failed row keeps its vsched_result (or NULL) */
+};
+
+/* The link sub-DAG: for each link that runs, Artifact(input) for every
+ * dirty input of its profile and one "link" job depending on them after
+ * success, holding the `link` resource, with the current objects as
+ * explicit inputs. job_at[k] is the node index of link k's job, or -1. */
+typedef struct link_dag {
+    vsched_dag dag;
+    vsched_node_spec *nodes;
+    vsched_edge_spec *edges;
+    uint64_t *ids;
+    long *job_at;
+} link_dag;
+
+static const char *const link_resources[] = {"link"};
+
+static int link_dag_build(link_dag *ld, const vr_plan *p)
+{
+    size_t cap = p->n_rows + p->n_links + 1, nn = 0, ne = 0;
+    ld->nodes = vr_xcalloc(cap, sizeof *ld->nodes);
+    ld->edges = vr_xcalloc(cap, sizeof *ld->edges);
+    ld->ids = vr_xcalloc(cap, sizeof *ld->ids);
+    ld->job_at = vr_xcalloc(p->n_links + 1, sizeof *ld->job_at);
+    for (size_t k = 0; k < p->n_links; k++) {
+        const vr_link *l = &p->links[k];
+        ld->job_at[k] = -1;
+        if (!l->run)
+            continue;
+        size_t first = nn;
+        for (size_t i = 0; i < p->n_rows; i++) {
+            const vr_row *r = &p->rows[i];
+            if (r->req < 0 || strcmp(r->profile, l->profile) != 0)
+                continue;
+            ld->nodes[nn++] = (vsched_node_spec){
+                .what = VSCHED_SPEC_ARTIFACT,
+                .name = r->input,
+                .profile = r->profile,
+                .parent = VSCHED_REF_NONE,
+            };
+        }
+        size_t job = nn++;
+        for (size_t i = first; i < job; i++)
+            ld->edges[ne++] = (vsched_edge_spec){
+                VSCHED_REF_LOCAL(i), VSCHED_REF_LOCAL(job),
+                VSCHED_GATE_AFTER_SUCCESS};
+        ld->nodes[job] = (vsched_node_spec){
+            .what = VSCHED_SPEC_JOB,
+            .kind = "link",
+            .name = l->name,
+            .profile = l->profile,
+            .inputs = l->given,
+            .n_inputs = l->n_given,
+            .parent = VSCHED_REF_NONE,
+            .resources = link_resources,
+            .n_resources = 1,
+        };
+        ld->job_at[k] = (long)job;
+    }
+    ld->dag = (vsched_dag){ld->nodes, nn, ld->edges, ne, NULL, NULL, 1};
+    return nn > 0;
+}
+
+static void link_dag_free(link_dag *ld)
+{
+    free(ld->nodes);
+    free(ld->edges);
+    free(ld->ids);
+    free(ld->job_at);
+}
+
+/* Contract: see batch.h. */
+int vr_batch_run(const vr_build *b, vr_session *ss, vr_plan *p,
+                 vsched_batch **batch)
+{
+    size_t n = p->n_dirty;
+    vsched_request *reqs = vr_xcalloc(n + 1, sizeof *reqs);
+    for (size_t i = 0; i < p->n_rows; i++) {
+        const vr_row *r = &p->rows[i];
+        if (r->req < 0)
+            continue;
+        reqs[r->req] = (vsched_request){
+            .name = r->input,
+            .stage = VSCHED_STAGE_ARTIFACT,
+            .profile = r->profile,
+            .cost_ns = r->rec != NULL ? r->rec->duration_ns : 0,
+        };
+    }
+    compile_batch cb = {ss->sched, reqs, NULL, NULL, NULL, NULL, 0};
+    link_dag ld = {0};
+    if (link_dag_build(&ld, p)) {
+        cb.link = &ld.dag;
+        cb.link_ids = ld.ids;
+    }
+    cb.res = vr_xcalloc(n + 1, sizeof *cb.res);
+    const vsched_result **rows = vr_xcalloc(n + 1, sizeof *rows);
+    vr_coord_policy pol = compile_policy;
+    pol.sched = ss->sched;
+    int rc = 0;
+    if (n > 0) {
+        vr_coord_batch(b->coord, &pol, &cb, n, rows);
+        if (cb.batch == NULL) {
+            fprintf(b->err, "vsched-run: cannot submit the batch\n");
+            rc = -1;
+        }
+    } else {
+        char *msg = NULL;
+        compile_setup(&cb, 0, &msg); /* only links: no item to fan out */
+        free(msg);
+    }
+    for (size_t i = 0; rc == 0 && i < p->n_rows; i++)
+        if (p->rows[i].req >= 0)
+            p->rows[i].res = rows[p->rows[i].req];
+    for (size_t k = 0; k < p->n_links; k++) {
+        if (ld.job_at[k] < 0)
+            continue;
+        if (rc != 0 || cb.link == NULL || cb.link_rc != VSCHED_OK) {
+            p->links[k].info.state = VSCHED_NODE_FAILED;
+            p->links[k].info.status = cb.link_rc != 0 ? cb.link_rc
+                                                      : VSCHED_EERR;
+            continue;
+        }
+        vsched_node_wait(ss->sched, ld.ids[ld.job_at[k]], &p->links[k].info);
+    }
+    if (cb.link != NULL && cb.link_rc != VSCHED_OK)
+        fprintf(b->err, "vsched-run: cannot submit the link: %s\n",
+                vsched_strerror(cb.link_rc));
+    link_dag_free(&ld);
+    free(rows);
+    free(cb.res);
+    free(reqs);
+    *batch = cb.batch;
+    return rc;
+}

@@ -1,0 +1,35 @@
+/*
+ * batch -- the scheduler's part of a build: the plan's rows that are not
+ * current, and the links that must run, as ONE batch of the coordinator
+ * (coord.h).
+ *
+ * The batch's shared wait point (setup) submits every dirty (input,
+ * profile) Artifact request as ONE atomic batch -- each with its last
+ * recorded duration as cost_ns, so equal-priority ready work runs the
+ * longest chain first -- then the link jobs as ONE DAG submission gated
+ * on those Artifact nodes, and waits with ONE vsched_wait_batch on a
+ * coordinator worker; its items then take the results in request order.
+ *
+ * A link's job gets the current objects' recorded paths as explicit
+ * inputs and depends (after success) on the Artifact nodes of the dirty
+ * ones, so a failed or cancelled object cancels it; the binding (bind.h)
+ * puts the object paths back in input order.
+ *
+ * Main thread only.
+ */
+#ifndef VSCHED_HOST_BATCH_H
+#define VSCHED_HOST_BATCH_H
+
+#include <vsched/vsched.h>
+
+#include "build/build.h"
+#include "build/plan.h"
+
+/* Run it on the started session: every row with req >= 0 gets res (owned
+ * by *batch, which the caller releases with vsched_batch_release after
+ * the last use), every link with run gets info. Returns 0, or -1 when the
+ * batch could not be submitted (said on b->err; rows keep res NULL). */
+int vr_batch_run(const vr_build *b, vr_session *ss, vr_plan *p,
+                 vsched_batch **batch);
+
+#endif

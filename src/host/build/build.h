@@ -1,0 +1,73 @@
+/*
+ * build -- what a build is made of: its inputs and profiles, and the
+ * scheduler session (stage pools + scheduler) it shares with the other
+ * host batch APIs (deps.h).
+ *
+ * The order of a run is cli/run.c (vr_build_run, cli/run.h): the
+ * incremental plan (plan.h), then only what is not current through the
+ * scheduler as ONE batch of the coordinator (batch.h), then the records
+ * and the report.
+ */
+#ifndef VSCHED_HOST_BUILD_H
+#define VSCHED_HOST_BUILD_H
+
+#include <stdio.h>
+
+#include <vsched/vsched.h>
+
+#include "build/coord.h"
+#include "cli/cli.h"
+#include "config/config.h"
+#include "config/settings.h"
+
+typedef struct vr_build {
+    const vr_cli *cli;
+    const vr_settings *settings; /* the host's keys, validated */
+    const vr_config *cfg;   /* the plugins' sections only (keys.h) */
+    vsched_loader_binding loader;
+    vsched_executor_binding executor;
+    const vsched_plugin *loader_desc;   /* their descriptors */
+    const vsched_plugin *executor_desc;
+    FILE *out;   /* progress and results */
+    FILE *err;   /* errors */
+    vr_coord *coord; /* the host's coordinator pool (borrowed); required */
+} vr_build;
+
+/* The scheduler and its stage pools for one run. The coordinator is not
+ * part of it: it is never handed to the scheduler. */
+typedef struct vr_session {
+    vsched_pool *cpu_pool, *io_pool;
+    vsched *sched;
+} vr_session;
+
+/* Create the stage pools ([vsched] cpu_threads or -j, io_threads) and the
+ * scheduler with `observer` (may be NULL). Returns 0, or -1 after printing
+ * the reason to b->err; either way vr_session_close() cleans up. */
+int vr_session_open(vr_session *ss, const vr_build *b,
+                    vsched_observer_fn observer, void *observer_user);
+/* Destroy the scheduler, then its pools. */
+void vr_session_close(vr_session *ss);
+/* The --stats lines of the scheduler: of a live one, or of counters
+ * taken before it was destroyed. */
+void vr_session_print_stats(FILE *out, vsched *s);
+void vr_session_print_counters(FILE *out, const vsched_stats *st);
+
+/* Expand the build's inputs into source names (heap array of heap strings,
+ * *n entries): FILES from the command line if any, else [batch] inputs,
+ * each a glob pattern under [loader] root when the loader has a root (a
+ * pattern without wildcards is taken as a name). A pattern matching nothing
+ * is an error. Returns 0 or VSCHED_ECONFIG with *err set. */
+int vr_build_inputs(const vr_build *b, char ***names, size_t *n, char **err);
+
+/* Free what vr_build_inputs returned. */
+void vr_build_inputs_free(char **names, size_t n);
+
+/* The profiles to build: --profile flags, else [batch] profiles, else
+ * "release". Heap array of heap strings (vr_build_inputs_free). */
+char **vr_build_profiles(const vr_build *b, size_t *n);
+
+/* The [batch] link name when the link runs: [batch] link is set and the
+ * inputs are [batch] inputs (FILES build just those objects); else NULL. */
+const char *vr_build_link_name(const vr_build *b);
+
+#endif

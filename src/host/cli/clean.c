@@ -1,0 +1,88 @@
+/*
+ * clean -- --clean; see clean.h.
+ */
+#include <errno.h>
+#include <glob.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <vsched/plugin.h>
+
+#include "cli/clean.h"
+#include "common/util.h"
+#include "state/cache.h"
+#include "state/lock.h"
+#include "state/state.h"
+
+/* Remove `path` and its leftover temporaries (path.tmp.*); 1 when the
+ * output itself was there. */
+static int vr_clean_output(const vr_build *b, const char *path)
+{
+    int had = 0;
+    if (unlink(path) == 0)
+        had = 1;
+    else if (errno != ENOENT)
+        fprintf(b->err, "vsched-run: cannot remove %s: %s\n", path,
+                strerror(errno));
+    char *pat = vr_strfmt("%s.tmp.*", path);
+    glob_t g;
+    if (glob(pat, GLOB_NOSORT, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc; i++)
+            unlink(g.gl_pathv[i]);
+        globfree(&g);
+    }
+    free(pat);
+    return had;
+}
+
+/* Contract: see clean.h. */
+int vr_clean_run(const vr_build *b)
+{
+    const char *state_dir = b->settings->state_dir;
+    const char *cache_dir = b->settings->cache_dir;
+    char *msg = NULL;
+    vr_lock *lock = NULL;
+    vr_state *st = NULL;
+    vr_snapshot snap;
+    int status = VR_EXIT_USAGE;
+    if (vr_lock_take(&lock, state_dir, !b->cli->no_wait, b->err, &msg) !=
+            VSCHED_OK ||
+        vr_state_open(&st, state_dir, 0, &snap, b->err, &msg) != VSCHED_OK)
+        goto out;
+    size_t removed = 0;
+    for (size_t i = 0; i < snap.n_art; i++)
+        if (snap.art[i].out_path != NULL)
+            removed += (size_t)vr_clean_output(b, snap.art[i].out_path);
+    for (size_t i = 0; i < snap.n_job; i++)
+        if (snap.job[i].out_path != NULL)
+            removed += (size_t)vr_clean_output(b, snap.job[i].out_path);
+    vr_snapshot_free(&snap);
+    vr_state_close(st);
+    st = NULL;
+    if (vr_state_remove(state_dir, &msg) != VSCHED_OK)
+        goto out;
+    if (b->cli->clean_cache) {
+        /* the cache of [cache] dir, or the default one when it is off */
+        char *dir = cache_dir != NULL ? vr_xstrdup(cache_dir)
+                                      : vr_path_join(state_dir, "cache");
+        int rc = vr_cache_remove_dir(dir, &msg);
+        if (rc == VSCHED_OK && b->cli->verbosity >= 0)
+            fprintf(b->out, "vsched-run: removed the cache %s\n", dir);
+        free(dir);
+        if (rc != VSCHED_OK)
+            goto out;
+    }
+    if (b->cli->verbosity >= 0)
+        fprintf(b->out, "vsched-run: removed %zu outputs and the state in "
+                        "%s\n",
+                removed, state_dir);
+    status = VR_EXIT_OK;
+out:
+    if (msg != NULL)
+        fprintf(b->err, "vsched-run: %s\n", msg);
+    free(msg);
+    vr_state_close(st);
+    vr_lock_release(lock);
+    return status;
+}

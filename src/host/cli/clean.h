@@ -1,0 +1,17 @@
+/*
+ * clean -- vsched-run --clean [--cache]: remove every output the state
+ * records (objects and linked programs, and the temporaries a killed run
+ * left beside them), then the state database; with --cache the artifact
+ * cache too. Sources and the lock file (see lock.h) stay. Takes the state
+ * directory's lock like a build (--no-wait applies).
+ */
+#ifndef VSCHED_HOST_CLEAN_H
+#define VSCHED_HOST_CLEAN_H
+
+#include "build/build.h"
+
+/* Returns the exit status (VR_EXIT_OK, or VR_EXIT_USAGE with a message on
+ * b->err). */
+int vr_clean_run(const vr_build *b);
+
+#endif

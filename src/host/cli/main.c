@@ -1,0 +1,180 @@
+/*
+ * vsched-run -- read an INI file, load the loader and executor plugins it
+ * names, and run a batch build (or --deps, or --clean) through libvsched,
+ * fanned out on the host's coordinator pool (coord.h); incremental state
+ * and the artifact cache under [vsched] state_dir (incr.h).
+ */
+#include <ltdl.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <vsched/vsched.h>
+
+#include "build/build.h"
+#include "build/coord.h"
+#include "build/deps.h"
+#include "cli/cli.h"
+#include "cli/run.h"
+#include "cli/signals.h"
+#include "config/config.h"
+#include "config/plugin_host.h"
+#include "config/settings.h"
+
+/* Loaded plugins and their instances, torn down in reverse. */
+typedef struct loaded {
+    vr_plugin *loader_plugin, *executor_plugin;
+    void *loader_inst, *executor_inst;
+} loaded;
+
+static void unload(loaded *l)
+{
+    if (l->executor_inst != NULL)
+        vr_plugin_destroy_instance(l->executor_plugin, l->executor_inst);
+    if (l->loader_inst != NULL)
+        vr_plugin_destroy_instance(l->loader_plugin, l->loader_inst);
+    vr_plugin_close(l->executor_plugin);
+    vr_plugin_close(l->loader_plugin);
+}
+
+/* Open the plugin `name` ([section] plugin) and instantiate it with its
+ * section of cfg. */
+static int load_role(const vr_config *cfg, const char *name,
+                     const char *section, unsigned role, vr_plugin **p,
+                     void **inst)
+{
+    char *err = NULL;
+    if (vr_plugin_open(p, name, cfg, &err) != VSCHED_OK ||
+        vr_plugin_instantiate(*p, role, cfg, section, inst, &err) !=
+            VSCHED_OK) {
+        fprintf(stderr, "vsched-run: %s\n", err != NULL ? err : "error");
+        free(err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Create the coordinator pool once for the run ([vsched]
+ * coordinator_threads; never handed to the scheduler), then run the batch
+ * the command line asks for: --deps, or the build. */
+static int run_batch(const vr_cli *cli, const vr_settings *set,
+                     const vr_config *cfg, const loaded *l)
+{
+    const vsched_plugin *ld = vr_plugin_descriptor(l->loader_plugin);
+    const vsched_plugin *ex = vr_plugin_descriptor(l->executor_plugin);
+    vr_build b = {
+        .cli = cli,
+        .settings = set,
+        .cfg = cfg,
+        .loader = {ld->loader, l->loader_inst,
+                   (ld->flags & VSCHED_PLUGIN_THREAD_SAFE) != 0},
+        .executor = {ex->executor, l->executor_inst,
+                     (ex->flags & VSCHED_PLUGIN_THREAD_SAFE) != 0},
+        .loader_desc = ld,
+        .executor_desc = ex,
+        .out = stdout,
+        .err = stderr,
+    };
+    if (vr_coord_create(&b.coord, set->coordinator_threads) != VSCHED_OK) {
+        fprintf(stderr, "vsched-run: cannot start coordinator threads\n");
+        return VR_EXIT_USAGE;
+    }
+    int status = cli->deps ? vr_deps_run(&b) : vr_build_run(&b);
+    vr_coord_destroy(b.coord);
+    return status;
+}
+
+static int run(const vr_cli *cli)
+{
+    char *err = NULL;
+    vr_config *cfg = NULL;
+    if (cli->config == NULL) {
+        if (cli->list_plugins)
+            return vr_plugin_list(stdout, NULL) == 0 ? VR_EXIT_OK
+                                                     : VR_EXIT_USAGE;
+        if (cli->describe != NULL) {
+            int rc = vr_plugin_describe(stdout, cli->describe, NULL, &err);
+            if (rc != 0)
+                fprintf(stderr, "vsched-run: %s\n", err);
+            free(err);
+            return rc == 0 ? VR_EXIT_OK : VR_EXIT_USAGE;
+        }
+        fprintf(stderr, "vsched-run: --config FILE is required; try "
+                        "'vsched-run --help'\n");
+        return VR_EXIT_USAGE;
+    }
+    if (vr_config_load(&cfg, cli->config, &err) != VSCHED_OK)
+        goto config_error;
+    for (size_t i = 0; i < cli->n_sets; i++)
+        if (vr_config_set(cfg, cli->sets[i], &err) != VSCHED_OK)
+            goto config_error;
+    if (cli->list_plugins || cli->describe != NULL) {
+        int rc = cli->list_plugins
+                     ? vr_plugin_list(stdout, cfg)
+                     : vr_plugin_describe(stdout, cli->describe, cfg, &err);
+        if (rc != 0)
+            fprintf(stderr, "vsched-run: %s\n", err);
+        free(err);
+        vr_config_free(cfg);
+        return rc == 0 ? VR_EXIT_OK : VR_EXIT_USAGE;
+    }
+    vr_settings set;
+    if (vr_settings_load(&set, cfg, &err) != VSCHED_OK)
+        goto config_error;
+
+    loaded l = {0};
+    int status = VR_EXIT_USAGE;
+    if (load_role(cfg, set.loader_plugin, "loader", VSCHED_ROLE_LOADER,
+                  &l.loader_plugin, &l.loader_inst) == 0 &&
+        load_role(cfg, set.executor_plugin, "executor",
+                  VSCHED_ROLE_EXECUTOR, &l.executor_plugin,
+                  &l.executor_inst) == 0) {
+        status = run_batch(cli, &set, cfg, &l);
+    }
+    unload(&l);
+    vr_settings_free(&set);
+    vr_config_free(cfg);
+    return status;
+
+config_error:
+    fprintf(stderr, "vsched-run: %s\n", err != NULL ? err : "error");
+    free(err);
+    vr_config_free(cfg);
+    return VR_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    vr_cli cli;
+    char *err = NULL;
+    if (vr_cli_parse(&cli, argc, argv, &err) != VSCHED_OK) {
+        fprintf(stderr, "vsched-run: %s; try 'vsched-run --help'\n", err);
+        free(err);
+        return VR_EXIT_USAGE;
+    }
+    if (cli.help) {
+        vr_cli_usage(stdout);
+        vr_cli_free(&cli);
+        return VR_EXIT_OK;
+    }
+    if (cli.version) {
+        printf("vsched-run %s (libvsched %s, plugin ABI %d.%d)\n",
+               VSCHED_VERSION_STRING, vsched_version(),
+               VSCHED_PLUGIN_ABI_MAJOR, VSCHED_PLUGIN_ABI_MINOR);
+        vr_cli_free(&cli);
+        return VR_EXIT_OK;
+    }
+    /* Before any thread exists: SIGINT/SIGTERM go to one waiting thread
+     * (signals.h), never to a handler. */
+    if (vr_signals_start() != 0)
+        fprintf(stderr, "vsched-run: cannot watch for signals; an "
+                        "interrupt stops the run at once\n");
+    if (vr_plugin_host_init(lt_preloaded_symbols) != VSCHED_OK) {
+        fprintf(stderr, "vsched-run: cannot initialise libltdl\n");
+        vr_cli_free(&cli);
+        return VR_EXIT_USAGE;
+    }
+    int status = run(&cli);
+    vr_plugin_host_exit();
+    vr_cli_free(&cli);
+    return status;
+}

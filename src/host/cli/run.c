@@ -1,0 +1,404 @@
+/*
+ * run -- the order of one vsched-run build (vr_build_run, run.h):
+ *
+ *   1. the inputs and profiles (build.c);
+ *   2. --clean goes to clean.c; everything else opens the incremental
+ *      context (incr.h: lock, state, cache, keys) and makes the plan
+ *      (plan.h): which (input, profile) are current, which links run,
+ *      which outputs left the build;
+ *   3. -n prints the plan and stops; otherwise the removals and refreshed
+ *      stamps are written, and when nothing is left to build the run says
+ *      "nothing to do" -- the scheduler is never started;
+ *   4. the rest runs as one batch (batch.h) on a session whose bindings
+ *      are the incremental ones (bind.h), the recorder writing the state
+ *      as artifacts finish;
+ *   5. failures, --explain lines, the summary, --report and --stats.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "build/batch.h"
+#include "build/build.h"
+#include "build/incr.h"
+#include "build/plan.h"
+#include "cli/clean.h"
+#include "cli/progress.h"
+#include "cli/report.h"
+#include "cli/run.h"
+#include "cli/signals.h"
+#include "common/util.h"
+
+static double vr_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Observer: progress output, -k (stop after N failures), and the
+ * recorder's cue that an artifact is in place. */
+typedef struct build_watch {
+    vr_progress *progress;
+    vsched *s;
+    vr_recorder *rec;
+    long keep_going; /* 0 = never stop */
+    long failures;
+    int stopped;     /* -k cancelled the rest (written on the driver) */
+} build_watch;
+
+static void on_event(void *user, const vsched_event *ev)
+{
+    build_watch *w = user;
+    vr_progress_event(w->progress, ev);
+    if (ev->stage != VSCHED_STAGE_ARTIFACT)
+        return;
+    if (ev->status == 0 && w->rec != NULL)
+        vr_recorder_artifact(w->rec, ev->name, ev->profile);
+    if (ev->status != 0 && ev->status != VSCHED_ECANCELLED &&
+        ev->status != VSCHED_EDEPFAIL) {
+        w->failures++;
+        if (w->keep_going > 0 && w->failures == w->keep_going &&
+            w->s != NULL) {
+            w->stopped = 1;
+            vsched_cancel(w->s, "not built: stopped after earlier failures "
+                                "(see -k)");
+        }
+    }
+}
+
+/* -n: what would be rebuilt and why, one line each. */
+static void print_plan(const vr_build *b, const vr_plan *p)
+{
+    for (size_t i = 0; i < p->n_rows; i++) {
+        const vr_row *r = &p->rows[i];
+        if (r->req < 0)
+            continue;
+        char *why = vr_reason_text(&r->v);
+        fprintf(b->out, "artifact %s %s: %s\n", r->profile, r->input, why);
+        free(why);
+    }
+    for (size_t k = 0; k < p->n_links; k++) {
+        const vr_link *l = &p->links[k];
+        if (!l->run)
+            continue;
+        char *why = vr_reason_text(&l->v);
+        fprintf(b->out, "link %s %s: %s\n", l->profile, l->name, why);
+        free(why);
+    }
+    for (size_t i = 0; i < p->n_removed; i++)
+        if (p->removed[i].out_path != NULL)
+            fprintf(b->out, "remove %s\n", p->removed[i].out_path);
+    if (p->n_dirty == 0 && p->n_removed == 0 && b->cli->verbosity >= 0) {
+        int links = 0;
+        for (size_t k = 0; k < p->n_links; k++)
+            links |= p->links[k].run;
+        if (!links)
+            fprintf(b->out, "vsched-run: nothing to do\n");
+    }
+}
+
+/* What came back and what the bindings did, for each row and link (the
+ * results are copied: the batch is released before the scheduler). */
+static void take_outcomes(vr_incr *in, vr_plan *p)
+{
+    vr_capture c;
+    for (size_t i = 0; i < p->n_rows; i++) {
+        vr_row *r = &p->rows[i];
+        if (r->req < 0 || r->res == NULL)
+            continue;
+        r->ran = 1;
+        r->status = r->res->status;
+        r->duration_ns = r->res->finished_ns > r->res->started_ns
+                             ? r->res->finished_ns - r->res->started_ns
+                             : 0;
+        if (r->status == 0 &&
+            vr_bind_capture(in->bind, NULL, r->res->name, r->profile, &c)) {
+            r->outcome = c.outcome;
+            vr_capture_clear(&c);
+        }
+    }
+    for (size_t k = 0; k < p->n_links; k++) {
+        vr_link *l = &p->links[k];
+        if (l->run && l->info.state == VSCHED_NODE_DONE &&
+            vr_bind_capture(in->bind, "link", l->name, l->profile, &c)) {
+            l->outcome = c.outcome;
+            vr_capture_clear(&c);
+        }
+    }
+}
+
+/* Queue the records of the links that ran. */
+static void record_links(vr_incr *in, const vr_plan *p)
+{
+    for (size_t k = 0; k < p->n_links; k++) {
+        const vr_link *l = &p->links[k];
+        if (!l->run || l->info.state != VSCHED_NODE_DONE)
+            continue;
+        uint64_t ns = l->info.finished_ns > l->info.started_ns
+                          ? l->info.finished_ns - l->info.started_ns
+                          : 0;
+        vr_recorder_job(in->rec, "link", l->name, l->profile, ns);
+    }
+}
+
+/* Failures of rows, and the link lines; returns 1 when something failed
+ * or was not built. */
+static int report_failures(const vr_build *b, vr_progress *prog,
+                           const vr_plan *p, int verbose)
+{
+    int bad = 0;
+    for (size_t i = 0; i < p->n_rows; i++) {
+        const vr_row *r = &p->rows[i];
+        if (r->req < 0)
+            continue;
+        if (r->res == NULL) {
+            bad = 1;
+        } else if (r->res->status == VSCHED_ECANCELLED) {
+            bad = 1;
+        } else if (r->res->status != 0) {
+            bad = 1;
+            vr_progress_failure(prog, r->res);
+        } else if (verbose && r->res->artifact_path != NULL) {
+            fprintf(b->out, "%s -> %s\n", r->res->name,
+                    r->res->artifact_path);
+        }
+    }
+    for (size_t k = 0; k < p->n_links; k++) {
+        const vr_link *l = &p->links[k];
+        const vsched_node_info *in = &l->info;
+        if (!l->run)
+            continue;
+        if (in->state == VSCHED_NODE_DONE) {
+            if (b->cli->verbosity >= 0)
+                fprintf(b->out, l->outcome == VR_KEPT
+                                    ? "vsched-run: %s is up to date\n"
+                                    : "vsched-run: linked %s\n",
+                        in->output != NULL ? in->output
+                        : l->rec != NULL   ? l->rec->out_path
+                                           : l->name);
+            continue;
+        }
+        bad = 1;
+        if (in->state == VSCHED_NODE_CANCELLED) {
+            fprintf(b->out, "vsched-run: link %s [%s] not run: %s\n",
+                    l->name, l->profile,
+                    in->message != NULL ? in->message : "cancelled");
+            continue;
+        }
+        vsched_result r = {
+            .status = in->status,
+            .name = l->name,
+            .stage = VSCHED_STAGE_SOURCE, /* no Artifact row: no profile */
+            .failed_stage = VSCHED_STAGE_ARTIFACT,
+            .message = in->message,
+            .diags = in->diags,
+            .n_diags = in->n_diags,
+        };
+        vr_progress_failure(prog, &r);
+    }
+    return bad;
+}
+
+/* --explain: one line per rebuilt file and link, in input order. */
+static void explain(const vr_build *b, const vr_plan *p)
+{
+    for (size_t i = 0; i < p->n_rows; i++) {
+        const vr_row *r = &p->rows[i];
+        if (r->req < 0 || !r->ran || r->status != 0 ||
+            r->outcome == VR_KEPT)
+            continue;
+        char *why = vr_reason_text(&r->v);
+        fprintf(b->out, "vsched-run: explain: %s [%s]: %s%s\n", r->input,
+                r->profile, why,
+                r->outcome == VR_RESTORED ? "; restored from cache" : "");
+        free(why);
+    }
+    for (size_t k = 0; k < p->n_links; k++) {
+        const vr_link *l = &p->links[k];
+        if (!l->run || l->info.state != VSCHED_NODE_DONE ||
+            l->outcome == VR_KEPT)
+            continue;
+        char *why = vr_reason_text(&l->v);
+        fprintf(b->out, "vsched-run: explain: link %s [%s]: %s\n", l->name,
+                l->profile, why);
+        free(why);
+    }
+}
+
+static void print_incr_stats(const vr_build *b, const vr_plan *p,
+                             const vr_run_info *info)
+{
+    vr_tally t;
+    vr_tally_rows(p, &t);
+    fprintf(b->out,
+            "stats: incremental files=%zu up_to_date=%zu rebuilt=%zu "
+            "compiled=%zu restored=%zu kept=%zu removed=%zu "
+            "sources_hashed=%llu outputs_hashed=%llu\n",
+            p->n_rows, t.current, t.rebuilt, t.compiled, t.restored, t.kept,
+            p->n_removed, (unsigned long long)info->sources_hashed,
+            (unsigned long long)info->outputs_hashed);
+    if (info->have_cache)
+        fprintf(b->out,
+                "stats: cache hits=%llu misses=%llu stored=%llu "
+                "restored_bytes=%llu stored_bytes=%llu max_bytes=%llu\n",
+                (unsigned long long)info->cache.hits,
+                (unsigned long long)info->cache.misses,
+                (unsigned long long)info->cache.stored,
+                (unsigned long long)info->cache.restored_bytes,
+                (unsigned long long)info->cache.stored_bytes,
+                (unsigned long long)info->cache.max_bytes);
+}
+
+static void gather_info(vr_incr *in, vr_run_info *info)
+{
+    info->sources_hashed = vr_sources_hashed(in->src);
+    info->outputs_hashed = in->outputs_hashed + in->recorded.outputs_hashed;
+    info->have_cache = in->cache != NULL;
+    if (in->cache != NULL)
+        vr_cache_get_counts(in->cache, &info->cache);
+}
+
+/* Summary, explain, report and stats at the end of a run; returns the
+ * exit status given the build's. `sched` is the scheduler's last counters
+ * (NULL when it never started). */
+static int finish_run(const vr_build *b, vr_incr *in, vr_plan *p,
+                      vr_progress *prog, const vsched_stats *sched,
+                      vr_run_info *info, int status)
+{
+    gather_info(in, info);
+    vr_tally t;
+    vr_tally_rows(p, &t);
+    if (sched == NULL) {
+        if (b->cli->verbosity >= 0)
+            fprintf(b->out, "vsched-run: nothing to do\n");
+    } else {
+        if (b->cli->explain)
+            explain(b, p);
+        if (b->cli->verbosity >= 0 || status != VR_EXIT_OK)
+            vr_progress_summary(prog, t.rebuilt, t.failed, t.cancelled,
+                                t.current, t.restored, info->wall_s);
+    }
+    char *msg = NULL;
+    if (b->cli->report != NULL &&
+        vr_report_write(b->cli->report, p, info, &msg) != VSCHED_OK) {
+        fprintf(b->err, "vsched-run: %s\n", msg);
+        free(msg);
+        if (status == VR_EXIT_OK)
+            status = VR_EXIT_USAGE;
+    }
+    if (b->cli->stats) {
+        if (sched != NULL)
+            vr_session_print_counters(b->out, sched);
+        print_incr_stats(b, p, info);
+    }
+    if (info->interrupted || vr_signals_caught())
+        status = VR_EXIT_INTERRUPTED;
+    return status;
+}
+
+/* Steps 4 and 5 with the scheduler. The session is closed (no observer
+ * call can come any more) before the recorder's last batch is committed;
+ * the bindings outlive both. */
+static int build(const vr_build *b, vr_incr *in, vr_plan *p, double t0)
+{
+    vr_run_info info = {0};
+    long kg = b->cli->keep_going >= 0 ? b->cli->keep_going
+                                      : b->settings->keep_going;
+    int tty = isatty(fileno(b->out));
+    vr_progress *prog = vr_progress_new(b->out, b->cli->verbosity, tty,
+                                        p->n_dirty);
+    if (vr_incr_start(in, p->link_plans, p->n_links) != VSCHED_OK) {
+        fprintf(b->err, "vsched-run: cannot start the recorder thread\n");
+        vr_progress_free(prog);
+        return VR_EXIT_USAGE;
+    }
+    build_watch watch = {prog, NULL, in->rec, kg, 0, 0};
+    vr_build wb = *b;
+    wb.loader = vr_bind_loader(in->bind);
+    wb.executor = vr_bind_executor(in->bind);
+    vr_session ss;
+    vsched_stats counters;
+    int status = VR_EXIT_USAGE, ran = 0;
+    vsched_batch *batch = NULL;
+    if (vr_session_open(&ss, &wb, on_event, &watch) == 0) {
+        watch.s = ss.sched;
+        vr_signals_phase(VR_SIG_CANCEL, ss.sched);
+        int rc = vr_batch_run(b, &ss, p, &batch);
+        vr_signals_phase(VR_SIG_DEFER, NULL);
+        info.wall_s = vr_now_s() - t0;
+        vr_progress_clear(prog);
+        info.stopped = watch.stopped;
+        info.interrupted = vr_signals_caught();
+        if (rc == 0) {
+            take_outcomes(in, p);
+            record_links(in, p);
+            status = report_failures(b, prog, p, b->cli->verbosity > 0)
+                         ? VR_EXIT_FAILED
+                         : VR_EXIT_OK;
+        }
+        vsched_get_stats(ss.sched, &counters);
+        ran = 1;
+    }
+    vsched_batch_release(batch); /* rows keep copies; before the scheduler */
+    for (size_t i = 0; i < p->n_rows; i++)
+        p->rows[i].res = NULL;
+    vr_session_close(&ss);
+    vr_incr_finish(in); /* a failure to record is said, not fatal */
+    if (ran)
+        status = finish_run(b, in, p, prog, &counters, &info, status);
+    vr_progress_free(prog);
+    return status;
+}
+
+/* Contract: see build.h. */
+int vr_build_run(const vr_build *b)
+{
+    if (b->cli->clean)
+        return vr_clean_run(b);
+    double t0 = vr_now_s();
+    char **inputs = NULL, *err = NULL;
+    size_t n_inputs = 0, n_profiles = 0;
+    if (vr_build_inputs(b, &inputs, &n_inputs, &err) != VSCHED_OK) {
+        fprintf(b->err, "vsched-run: %s\n", err);
+        free(err);
+        return VR_EXIT_USAGE;
+    }
+    char **profiles = vr_build_profiles(b, &n_profiles);
+    vr_incr *in = NULL;
+    int status = VR_EXIT_USAGE;
+    vr_signals_phase(VR_SIG_EXIT, NULL);
+    if (vr_incr_open(&in, b, profiles, n_profiles, b->cli->dry_run, &err) !=
+        VSCHED_OK) {
+        fprintf(b->err, "vsched-run: %s\n", err);
+        free(err);
+        goto done;
+    }
+    vr_plan plan;
+    vr_plan_make(&plan, in, inputs, n_inputs, profiles, n_profiles,
+                 vr_build_link_name(b), b->cli->n_files == 0);
+    int links = 0;
+    for (size_t k = 0; k < plan.n_links; k++)
+        links |= plan.links[k].run;
+    if (b->cli->dry_run) {
+        print_plan(b, &plan);
+        status = VR_EXIT_OK;
+    } else {
+        vr_plan_apply(&plan, in, b->out, b->cli->verbosity < 0);
+        if (plan.n_dirty == 0 && !links) {
+            vr_signals_phase(VR_SIG_DEFER, NULL);
+            vr_run_info info = {0};
+            info.wall_s = vr_now_s() - t0;
+            status = finish_run(b, in, &plan, NULL, NULL, &info, VR_EXIT_OK);
+        } else {
+            status = build(b, in, &plan, t0);
+        }
+    }
+    vr_plan_free(&plan);
+done:
+    vr_incr_close(in);
+    vr_build_inputs_free(inputs, n_inputs);
+    vr_build_inputs_free(profiles, n_profiles);
+    return status;
+}

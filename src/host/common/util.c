@@ -1,0 +1,164 @@
+/*
+ * util.c -- checked allocation, formatted strings and lexical paths.
+ *
+ * Paths here are handled as text: vr_path_join never touches the file
+ * system except for getcwd() when a relative result must be made absolute.
+ * ".." is resolved lexically, which is what a user means by "relative to
+ * the INI file" and never depends on what exists on disk.
+ */
+#include "common/util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void vr_oom(size_t n)
+{
+    fprintf(stderr, "vsched-run: out of memory (allocating %zu bytes)\n", n);
+    abort();
+}
+
+/* Contract: as malloc, never NULL (aborts); n == 0 yields a unique
+ * pointer. */
+void *vr_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (p == NULL)
+        vr_oom(n);
+    return p;
+}
+
+/* Contract: as calloc, never NULL (aborts), including on n*size overflow. */
+void *vr_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (p == NULL)
+        vr_oom(n * size);
+    return p;
+}
+
+/* Contract: as realloc, never NULL (aborts); p is untouched on abort. */
+void *vr_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (q == NULL)
+        vr_oom(n);
+    return q;
+}
+
+/* Contract: heap copy of s (s must not be NULL), never NULL (aborts). */
+char *vr_xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = vr_xmalloc(n);
+    memcpy(d, s, n);
+    return d;
+}
+
+/* Contract: printf-formatted heap string, caller frees; never NULL. */
+char *vr_strfmt(const char *fmt, ...)
+{
+    va_list ap;
+    char *s = NULL;
+    va_start(ap, fmt);
+    int n = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        vr_oom(strlen(fmt));
+    return s;
+}
+
+/* Current directory as a heap string, or NULL (errno set). */
+static char *vr_cwd(void)
+{
+    char *cwd = getcwd(NULL, 0);
+    if (cwd == NULL && errno == ENOMEM)
+        vr_oom(0);
+    return cwd;
+}
+
+/* Append the components of `p` to the normalised absolute path in out
+ * (out[0..*len), always starting with '/'), resolving "." and "..". out has
+ * room for everything appended. */
+static void vr_path_push(char *out, size_t *len, const char *p)
+{
+    while (*p != '\0') {
+        while (*p == '/')
+            p++;
+        size_t n = strcspn(p, "/");
+        if (n == 0)
+            break;
+        if (n == 1 && p[0] == '.') {
+            /* nothing */
+        } else if (n == 2 && p[0] == '.' && p[1] == '.') {
+            while (*len > 1 && out[*len - 1] != '/')
+                (*len)--;
+            if (*len > 1)
+                (*len)--; /* the separator; "/" stays at the root */
+        } else {
+            if (*len > 1)
+                out[(*len)++] = '/';
+            memcpy(out + *len, p, n);
+            *len += n;
+        }
+        p += n;
+    }
+    out[*len] = '\0';
+}
+
+/* Contract: see util.h. Returns NULL (errno set) only when neither `path`
+ * nor `dir` is absolute and the current directory cannot be read. `dir`
+ * may be NULL (the current directory). Caller frees. */
+char *vr_path_join(const char *dir, const char *path)
+{
+    char *cwd = NULL;
+    const char *parts[3] = { NULL, NULL, NULL };
+    if (path[0] == '/') {
+        parts[0] = path;
+    } else if (dir != NULL && dir[0] == '/') {
+        parts[0] = dir;
+        parts[1] = path;
+    } else {
+        cwd = vr_cwd();
+        if (cwd == NULL)
+            return NULL;
+        parts[0] = cwd;
+        parts[1] = dir != NULL ? dir : "";
+        parts[2] = path;
+    }
+    size_t cap = 2;
+    for (int i = 0; i < 3 && parts[i] != NULL; i++)
+        cap += strlen(parts[i]) + 1;
+    char *out = vr_xmalloc(cap);
+    size_t len = 1;
+    out[0] = '/';
+    for (int i = 0; i < 3 && parts[i] != NULL; i++)
+        vr_path_push(out, &len, parts[i]);
+    free(cwd);
+    return out;
+}
+
+/* Contract: see util.h. The directory is taken lexically ("a/b/x.ini" ->
+ * "a/b", "x.ini" -> ".", trailing slashes ignored), then made absolute and
+ * normalised as by vr_path_join. NULL as for vr_path_join. */
+char *vr_path_dirname_abs(const char *path)
+{
+    size_t end = strlen(path);
+    while (end > 1 && path[end - 1] == '/')
+        end--;
+    while (end > 0 && path[end - 1] != '/')
+        end--;
+    char *dir = vr_xmalloc(end + 2);
+    if (end == 0) {
+        strcpy(dir, ".");
+    } else {
+        memcpy(dir, path, end);
+        dir[end] = '\0';
+    }
+    char *abs = vr_path_join(NULL, dir);
+    free(dir);
+    return abs;
+}
