@@ -1591,6 +1591,89 @@ static void dedupe_hook_is_probed_for_a_request_too(void)
     sw_stop(&w);
 }
 
+
+/* ---- 19. bounded read-ahead ------------------------------------------------ */
+
+/* Loads run ahead of parsing by a bounded window: with the one CPU thread
+ * held in a parse, the I/O pool stops loading after a window of sources
+ * instead of holding the whole tree's bytes; a more urgent request is
+ * still loaded at once; released, everything completes. */
+#define RA_FILES 1000
+
+static atomic_uint ra_loads;
+static atomic_int ra_urgent_loaded;
+
+static const char *ra_content(const char *name, char *buf, size_t cap)
+{
+    if (name[0] != 'f' && strcmp(name, "urgent.c") != 0)
+        return NULL;
+    snprintf(buf, cap, "int %c;\n", name[0]);
+    return buf;
+}
+
+static void ra_observe(void *user, const vsched_task_event *ev)
+{
+    (void)user;
+    if (ev->pool != VSCHED_POOL_IO || strcmp(ev->step, "load") != 0)
+        return;
+    atomic_fetch_add(&ra_loads, 1);
+    if (strcmp(ev->name, "urgent.c") == 0)
+        atomic_store(&ra_urgent_loaded, 1);
+}
+
+/* The load count once it stopped changing for 400 ms (at most 10 s). */
+static unsigned ra_settled_loads(void)
+{
+    unsigned last = atomic_load(&ra_loads);
+    int still = 0;
+    for (int i = 0; i < 200 && still < 8; i++) {
+        sw_sleep_ms(50);
+        unsigned now = atomic_load(&ra_loads);
+        still = now == last ? still + 1 : 0;
+        last = now;
+    }
+    return last;
+}
+
+static void loads_run_ahead_of_parsing_by_a_bounded_window(void)
+{
+    atomic_store(&ra_loads, 0);
+    atomic_store(&ra_urgent_loaded, 0);
+    sw_world w;
+    sw_options o = {.cpu_threads = 1, .io_threads = 1,
+                    .content_of = ra_content, .task_observer = ra_observe};
+    sw_start(&w, &o);
+    char name[32];
+    for (int i = 0; i < 200; i++) {
+        snprintf(name, sizeof name, "S:f%04d.c", i);
+        sw_arm(name); /* the first parse holds the one CPU thread */
+    }
+    static vsched_handle *h[RA_FILES + 1];
+    for (int i = 0; i < RA_FILES; i++) {
+        snprintf(name, sizeof name, "f%04d.c", i);
+        h[i] = sw_submit(w.s, name, VSCHED_STAGE_SOURCE, 0);
+    }
+    unsigned held = ra_settled_loads();
+    /* The window (64 with one thread per pool), the parse holding the
+     * CPU thread, and a load in flight when the window filled. */
+    CU_ASSERT(held >= 2);
+    CU_ASSERT(held <= 64 + 2);
+    vsched_request r = sw_req("urgent.c", VSCHED_STAGE_SOURCE, 10);
+    CU_ASSERT_FATAL(vsched_submit_request(w.s, &r, &h[RA_FILES]) == 0);
+    for (int i = 0; i < 200 && !atomic_load(&ra_urgent_loaded); i++)
+        sw_sleep_ms(25);
+    CU_ASSERT(atomic_load(&ra_urgent_loaded));
+    CU_ASSERT(atomic_load(&ra_loads) <= held + 1);
+    sw_reset_gates();
+    for (int i = 0; i <= RA_FILES; i++) {
+        const vsched_result *res = NULL;
+        CU_ASSERT_EQUAL(wait_for(h[i], &res), 0);
+        vsched_handle_release(h[i]);
+    }
+    CU_ASSERT_EQUAL(atomic_load(&ra_loads), RA_FILES + 1);
+    sw_stop(&w);
+}
+
 static const vr_cu_test tests[] = {
     {"dedupe_collapse_that_closes_a_cycle_is_refused",
      dedupe_collapse_that_closes_a_cycle_is_refused},
@@ -1661,6 +1744,8 @@ static const vr_cu_test tests[] = {
      stage_resources_follow_the_tasks_across_supersession_and_reset},
     {"dedupe_hook_is_probed_for_a_request_too",
      dedupe_hook_is_probed_for_a_request_too},
+    {"loads_run_ahead_of_parsing_by_a_bounded_window",
+     loads_run_ahead_of_parsing_by_a_bounded_window},
     {NULL, NULL},
 };
 

@@ -172,6 +172,7 @@ static int complete_one(vsched *s, vsched__task *t, vsched__pass *p)
         n->phase = 1;
         n->task = t;
         n->state = VSCHED__PENDING;
+        s->loaded_waiting++;
         vsched__push_ready(s, n);
         return 0;
     }

@@ -215,6 +215,14 @@ struct vsched {
     unsigned runners[2];       /* runner tasks submitted, not yet exited */
     unsigned busy[2];          /* of which running a task (unlocked) */
     unsigned runner_limit[2];  /* at most this many (the pools' threads) */
+    /* Read-ahead: Sources loaded and waiting (READY, holding their task
+     * and bytes) to be parsed on the CPU pool. Raised when a load
+     * completes (complete.c); lowered when a runner takes one to parse
+     * (runner.c) or the node ends first (outcome.c's finish): the only
+     * three places a loaded Source's task changes hands. runner.c stops
+     * taking loads at `readahead` (vsched__io_gated). */
+    size_t loaded_waiting;
+    size_t readahead;
     vsched__runner_arg runner_args[2];
     atomic_int repump;         /* a pool refused work: the driver retries */
     unsigned node_waiters;     /* threads waiting on dag.changed
@@ -391,6 +399,13 @@ VSCHED__HIDDEN int vsched__inputs_current(vsched *s, vsched__node *n,
 /* ---- runner.c: taking and running ready work ---------------------------- */
 /* Start runners for ready work (lock held). */
 VSCHED__HIDDEN void vsched__kick(vsched *s);
+/* Whether the I/O queue holds back (read-ahead full): s->readahead
+ * loaded Sources wait to be parsed, the CPU queue has ready work, and
+ * the best load is no more urgent than the best CPU work. */
+VSCHED__HIDDEN int vsched__io_gated(const vsched *s);
+/* A loaded Source left the read-ahead (taken to parse, or ended); starts
+ * the loads it held back. */
+VSCHED__HIDDEN void vsched__loaded_taken(vsched *s);
 /* A CPU worker waiting for *flag: run ready CPU work inline meanwhile. */
 VSCHED__HIDDEN void vsched__pump_until(vsched *s, const void *addr,
                                        const atomic_int *flag);

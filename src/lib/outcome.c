@@ -162,8 +162,11 @@ static vsched__unit *finish(vsched *s, vsched__node *n,
         /* A prepared task that never ran (a loaded Source waiting to be
          * parsed). */
         vsched__task *t = n->task;
+        int loaded = t->kind == VSCHED__K_SOURCE && t->phase == 1;
         n->task = NULL;
         vsched__task_free(s, t);
+        if (loaded)
+            vsched__loaded_taken(s);
     }
     vsched__unready(s, n);
     n->state = (uint8_t)state;

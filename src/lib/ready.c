@@ -154,6 +154,14 @@ void vsched__rq_push(vsched__rq *q, struct vsched__node *n, int32_t priority,
     q->entries++;
 }
 
+int vsched__rq_top_priority(const vsched__rq *q, int32_t *priority)
+{
+    if (q->heap_n == 0)
+        return 0;
+    *priority = q->heap[0]->priority;
+    return 1;
+}
+
 int vsched__rq_pop(vsched__rq *q, vsched__entry *out)
 {
     if (q->heap_n == 0)

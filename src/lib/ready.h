@@ -60,6 +60,9 @@ void vsched__rq_fini(vsched__rq *q);
  * aborts: a ready node must not be lost. */
 void vsched__rq_push(vsched__rq *q, struct vsched__node *n, int32_t priority,
                      uint32_t weight_us, uint32_t seq);
+/* The priority of the best bucket (its entries may be stale: a hint);
+ * 0 when empty. */
+int vsched__rq_top_priority(const vsched__rq *q, int32_t *priority);
 /* Take the first entry of the best bucket; 0 when empty. */
 int vsched__rq_pop(vsched__rq *q, vsched__entry *out);
 

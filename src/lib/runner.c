@@ -40,6 +40,26 @@ static vsched_pool *pool_of(vsched *s, int q)
     return q == VSCHED__Q_IO ? s->opts.io_pool : s->opts.cpu_pool;
 }
 
+int vsched__io_gated(const vsched *s)
+{
+    if (s->loaded_waiting < s->readahead)
+        return 0;
+    const vsched__rq *cpu = &s->graph.ready[VSCHED__Q_CPU];
+    const vsched__rq *io = &s->graph.ready[VSCHED__Q_IO];
+    int32_t pc, pi;
+    if (cpu->valid == 0 || !vsched__rq_top_priority(cpu, &pc))
+        return 0; /* nothing would parse them sooner: never a stall */
+    if (vsched__rq_top_priority(io, &pi) && pi > pc)
+        return 0; /* more urgent than anything ready to run */
+    return 1;
+}
+
+void vsched__loaded_taken(vsched *s)
+{
+    if (s->loaded_waiting-- == s->readahead)
+        vsched__kick(s);
+}
+
 void vsched__kick(vsched *s)
 {
     if (atomic_load_explicit(&s->stopping, memory_order_relaxed))
@@ -48,6 +68,8 @@ void vsched__kick(vsched *s)
         /* Runners not busy running a task will take ready work; start more
          * while the ready work outnumbers them, up to the pool's size. */
         size_t ready = vsched__ready_count(&s->graph, q);
+        if (q == VSCHED__Q_IO && ready > 0 && vsched__io_gated(s))
+            ready = 0;
         while (s->runners[q] < s->runner_limit[q] &&
                s->runners[q] - s->busy[q] < ready) {
             atomic_fetch_add(&s->inside, 1);
@@ -66,6 +88,8 @@ void vsched__kick(vsched *s)
 /* Take the best ready node of queue q and start it: its task, or NULL. */
 static vsched__task *take_ready(vsched *s, int q, vsched__pass *p)
 {
+    if (q == VSCHED__Q_IO && vsched__io_gated(s))
+        return NULL; /* taken up again by vsched__loaded_taken's kick */
     for (;;) {
         vsched__node *n = vsched__pop_ready(s, q);
         if (n == NULL)
@@ -81,6 +105,7 @@ static vsched__task *take_ready(vsched *s, int q, vsched__pass *p)
                 vsched__job_started(s, n, p);
         } else if (n->task != NULL) {
             t = n->task; /* a loaded Source, to parse */
+            vsched__loaded_taken(s);
         } else {
             if (!vsched__inputs_current(s, n, NULL, p)) {
                 vsched__node_unref(s, n); /* gated again */

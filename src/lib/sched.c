@@ -121,6 +121,13 @@ int vsched_create(vsched **out, const vsched_options *opts)
         s->runner_args[q] = (vsched__runner_arg){s, q};
     s->runner_limit[VSCHED__Q_CPU] = vsched_pool_threads(opts->cpu_pool);
     s->runner_limit[VSCHED__Q_IO] = vsched_pool_threads(opts->io_pool);
+    /* Loads run ahead of parsing by a bounded window: enough to keep
+     * every CPU thread fed and every I/O thread's latency hidden, without
+     * holding a whole tree's bytes at once. */
+    s->readahead = 4 * ((size_t)s->runner_limit[VSCHED__Q_CPU] +
+                        s->runner_limit[VSCHED__Q_IO]);
+    if (s->readahead < 64)
+        s->readahead = 64;
     s->root = vsched__root_dir_new();
     if (s->root == NULL) {
         vsched_destroy(s);
