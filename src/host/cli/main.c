@@ -13,12 +13,14 @@
 #include "build/build.h"
 #include "build/coord.h"
 #include "build/deps.h"
+#include "build/work.h"
 #include "cli/cli.h"
 #include "cli/run.h"
 #include "cli/signals.h"
 #include "config/config.h"
 #include "config/plugin_host.h"
 #include "config/settings.h"
+#include "config/targets.h"
 
 /* Loaded plugins and their instances, torn down in reverse. */
 typedef struct loaded {
@@ -57,7 +59,8 @@ static int load_role(const vr_config *cfg, const char *name,
  * coordinator_threads; never handed to the scheduler), then run the batch
  * the command line asks for: --deps, or the build. */
 static int run_batch(const vr_cli *cli, const vr_settings *set,
-                     const vr_config *cfg, const loaded *l)
+                     const vr_config *cfg, const loaded *l,
+                     const vr_targets *targets)
 {
     const vsched_plugin *ld = vr_plugin_descriptor(l->loader_plugin);
     const vsched_plugin *ex = vr_plugin_descriptor(l->executor_plugin);
@@ -73,6 +76,7 @@ static int run_batch(const vr_cli *cli, const vr_settings *set,
         .executor_desc = ex,
         .out = stdout,
         .err = stderr,
+        .targets = targets,
     };
     if (vr_coord_create(&b.coord, set->coordinator_threads) != VSCHED_OK) {
         fprintf(stderr, "vsched-run: cannot start coordinator threads\n");
@@ -120,6 +124,28 @@ static int run(const vr_cli *cli)
     vr_settings set;
     if (vr_settings_load(&set, cfg, &err) != VSCHED_OK)
         goto config_error;
+    vr_targets targets;
+    if (vr_targets_load(&targets, cfg, set.link, set.inputs, set.n_inputs,
+                        &err) != VSCHED_OK) {
+        vr_settings_free(&set);
+        goto config_error;
+    }
+    if (cli->list_targets) {
+        vr_build lb = {.cli = cli, .settings = &set, .cfg = cfg,
+                       .out = stdout, .err = stderr, .targets = &targets};
+        int rc = vr_work_list_targets(&lb);
+        vr_targets_free(&targets);
+        vr_settings_free(&set);
+        vr_config_free(cfg);
+        return rc == VSCHED_OK ? VR_EXIT_OK : VR_EXIT_USAGE;
+    }
+    /* The variant profiles' sections exist before the executor is made. */
+    if (cli->n_profiles > 0)
+        vr_targets_vary(&targets, cfg, (char *const *)cli->profiles,
+                        cli->n_profiles, set.loader_root);
+    else
+        vr_targets_vary(&targets, cfg, set.profiles, set.n_profiles,
+                        set.loader_root);
 
     loaded l = {0};
     int status = VR_EXIT_USAGE;
@@ -128,9 +154,10 @@ static int run(const vr_cli *cli)
         load_role(cfg, set.executor_plugin, "executor",
                   VSCHED_ROLE_EXECUTOR, &l.executor_plugin,
                   &l.executor_inst) == 0) {
-        status = run_batch(cli, &set, cfg, &l);
+        status = run_batch(cli, &set, cfg, &l, &targets);
     }
     unload(&l);
+    vr_targets_free(&targets);
     vr_settings_free(&set);
     vr_config_free(cfg);
     return status;
