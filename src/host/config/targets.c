@@ -130,10 +130,14 @@ static int target_read(vr_targets *t, const vr_config *cfg,
     XXH3_freeState(st);
     t->v = vr_xrealloc(t->v, (t->n + 1) * sizeof *t->v);
     t->v[t->n++] = tg;
-    if (tg.n_inputs == 0)
-        return target_error(err, cfg, section, "inputs",
-                            "target has no inputs: name its sources "
-                            "(glob patterns) in inputs");
+    if (tg.n_inputs == 0) {
+        char *m = vr_strfmt("[%s] inputs: empty; name the target's sources "
+                            "(glob patterns under the loader root)",
+                            section);
+        target_error(err, cfg, section, "inputs", m);
+        free(m);
+        return VSCHED_ECONFIG;
+    }
     return VSCHED_OK;
 }
 
@@ -174,9 +178,10 @@ static int target_links(vr_targets *t, const vr_config *cfg, size_t i,
 /* Depth-first colours for the cycle check. */
 enum { WHITE, GREY, BLACK };
 
-/* 1 when a cycle is reachable from i; *path then names it. */
+/* 1 when a cycle is reachable from i; *path then names it from *start,
+ * the target where it closes. */
 static int cycle_from(const vr_targets *t, size_t i, unsigned char *colour,
-                      size_t *stack, size_t depth, char **path)
+                      size_t *stack, size_t depth, char **path, size_t *start)
 {
     colour[i] = GREY;
     stack[depth] = i;
@@ -193,11 +198,12 @@ static int cycle_from(const vr_targets *t, size_t i, unsigned char *colour,
                 s = n;
             }
             *path = vr_strfmt("%s -> %s", s, t->v[j].name);
+            *start = j;
             free(s);
             return 1;
         }
         if (colour[j] == WHITE &&
-            cycle_from(t, j, colour, stack, depth + 1, path))
+            cycle_from(t, j, colour, stack, depth + 1, path, start))
             return 1;
     }
     colour[i] = BLACK;
@@ -210,10 +216,12 @@ static int target_cycles(const vr_targets *t, const vr_config *cfg,
     unsigned char *colour = vr_xcalloc(t->n + 1, 1);
     size_t *stack = vr_xcalloc(t->n + 1, sizeof *stack);
     char *path = NULL;
+    size_t start = 0;
     int rc = VSCHED_OK;
     for (size_t i = 0; i < t->n && path == NULL; i++)
-        if (colour[i] == WHITE && cycle_from(t, i, colour, stack, 0, &path)) {
-            char *section = vr_strfmt("target.%s", t->v[i].name);
+        if (colour[i] == WHITE &&
+            cycle_from(t, i, colour, stack, 0, &path, &start)) {
+            char *section = vr_strfmt("target.%s", t->v[start].name);
             char *m = vr_strfmt("[%s] link_with: cycle among targets: %s; "
                                 "a target cannot link, even indirectly, "
                                 "with itself",
