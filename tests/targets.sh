@@ -304,4 +304,24 @@ bad "[batch] link naming a target" \
     "\[batch\] link: 'p' is also a \[target.p\]" \
     "[batch]" "link = p" "inputs = apps/hello/main.c" \
     "[target.p]" "kind = static" "inputs = src/util/*.c"
+
+# ---- conf/calc.ini, the example of this layout -----------------------------------------------
+mkdir -p "$S/ex/conf" "$S/ex/examples"
+cp "$top_srcdir/conf/calc.ini" "$S/ex/conf/"
+cp -R "$top_srcdir/examples/calc" "$S/ex/examples/"
+chmod -R u+w "$S/ex"
+vsched_run --config "$S/ex/conf/calc.ini" >"$S/ex.out" 2>&1
+rc=$?
+cat "$S/ex.out"
+check "conf/calc.ini builds" test $rc -eq 0
+E=$S/ex/build/calc/release
+check "its interpreter evaluates" test "$("$E/calc" "1 + 2 * 3" "sqrt(16)")" = "$(printf '7\n4')"
+check "its compiler, linked with the shared core, prints RPN" \
+    test "$(env -u LD_LIBRARY_PATH "$E/calcc" "(1 + 2) * 3")" = "1 2 + 3 *"
+check "its tests pass" test "$("$E/calc-tests")" = "calc tests passed"
+"$E/calc" "2 *" >/dev/null 2>"$S/ex.err"
+check "and a bad expression is an error" grep -q "expected a number" "$S/ex.err"
+vsched_run --config "$S/ex/conf/calc.ini" >"$S/ex2.out" 2>&1
+check "rebuilding it has nothing to do" \
+    test "$(cat "$S/ex2.out")" = "vsched-run: nothing to do"
 finish
