@@ -225,6 +225,17 @@ same_list "a header: exactly its includers, in each of their variants" \
     "$(printf '%s\n' "release apps/hello/main.c" "release+calc apps/calc/main.c" \
         "release+libshape src/shape/area.c" | sort)" "$(objects "$S/header.json")"
 
+printf '/* a comment only */\n' >>"$T/src/util/deep/deeper/deep.c"
+touch -d '-10 seconds' "$T/src/util/deep/deeper/deep.c"
+build "$S" comment --set target.calc.defines=CALC_SCALE=4 \
+    --set "target.calc.ldflags=-Wl,-rpath,\$ORIGIN -Wl,-O1"
+cat "$S/comment.out"
+same_list "a comment in a library source recompiles that object" \
+    "release src/util/deep/deeper/deep.c" "$(objects "$S/comment.json")"
+same_list "which comes out the same: the archive (ar D) and hello are kept" \
+    "" "$(jobs "$S/comment.json")"
+check "and say so" grep -q "hello is up to date" "$S/comment.out"
+
 # ---- TARGETS on the command line ---------------------------------------------------------
 vsched_run --config "$S/b.ini" --clean >/dev/null 2>&1
 build "$S" only calc
@@ -300,6 +311,13 @@ bad "a missing kind" \
 bad "an unknown key in a target, with a suggestion" \
     "unknown key 'link_width' in \[target.p\]; did you mean 'link_with'" \
     "[target.p]" "kind = static" "inputs = src/util/*.c" "link_width = x"
+sed -e 's/^plugin = cc$/plugin = cmd/' -e 's/^compiler = cc$/artifact = cp {in} {out}/' \
+    -e '/^cflags\|^include_dirs/d' "$S/b.ini" >"$S/cmd.ini"
+vsched_run --config "$S/cmd.ini" >"$S/cmd.out" 2>&1
+rc=$?
+check "targets with an executor that cannot link: exit 2, before anything runs" \
+    sh -c "test $rc -eq 2 && grep -q \"executor 'cmd' cannot link\" '$S/cmd.out' &&
+           ! grep -q artifact '$S/cmd.out'"
 bad "[batch] link naming a target" \
     "\[batch\] link: 'p' is also a \[target.p\]" \
     "[batch]" "link = p" "inputs = apps/hello/main.c" \

@@ -11,7 +11,6 @@
 #include "build/glob.h"
 #include "cli/progress.h"
 #include "common/util.h"
-#include "config/plugin_host.h"
 
 static void names_push(char ***v, size_t *n, char *s)
 {
@@ -257,11 +256,3 @@ void vr_session_print_counters(FILE *out, const vsched_stats *stp)
 #undef U
 }
 
-/* Contract: see build.h. */
-int vr_build_has_jobs(const vr_build *b)
-{
-    const vsched_executor_ops *x =
-        b->executor_desc != NULL ? b->executor_desc->executor : NULL;
-    return x != NULL && VR_OPS_COVERS(x, vsched_executor_ops, job) &&
-           x->job != NULL;
-}

@@ -84,7 +84,4 @@ void vr_build_inputs_free(char **names, size_t n);
  * "release". Heap array of heap strings (vr_build_inputs_free). */
 char **vr_build_profiles(const vr_build *b, size_t *n);
 
-/* 1 when the executor has a job operation (targets need it). */
-int vr_build_has_jobs(const vr_build *b);
-
 #endif

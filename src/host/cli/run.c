@@ -369,13 +369,6 @@ int vr_build_run(const vr_build *b)
     vr_incr *in = NULL;
     int status = VR_EXIT_USAGE;
     vr_signals_phase(VR_SIG_EXIT, NULL);
-    if (work.n_jobs > 0 && !vr_build_has_jobs(b)) {
-        fprintf(b->err, "vsched-run: %s: executor '%s' cannot link: it has "
-                        "no job operation; targets and [batch] link need "
-                        "one (the cc executor has)\n",
-                b->settings->path, b->executor_desc->name);
-        goto done;
-    }
     if (vr_incr_open(&in, b, work.profiles, work.n_profiles,
                      b->cli->dry_run, &err) != VSCHED_OK) {
         fprintf(b->err, "vsched-run: %s\n", err);
