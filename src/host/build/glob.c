@@ -137,7 +137,8 @@ static char **list_dir(const walk *w, const char *rel, size_t *n)
         v[(*n)++] = vr_xstrdup(e->d_name);
     }
     closedir(d);
-    qsort(v, *n, sizeof *v, cmp_str);
+    if (*n > 1)
+        qsort(v, *n, sizeof *v, cmp_str);
     return v;
 }
 
@@ -226,7 +227,8 @@ size_t vr_glob_expand(const char *root, const char *pattern, char ***v,
     segs_free(&p);
     /* Several `**` can reach one name twice; each name once, sorted. */
     size_t added = *n - before;
-    qsort(*v + before, added, sizeof **v, cmp_str);
+    if (added > 1)
+        qsort(*v + before, added, sizeof **v, cmp_str);
     size_t out = before;
     for (size_t i = before; i < *n; i++) {
         if (out > before && strcmp((*v)[out - 1], (*v)[i]) == 0) {
