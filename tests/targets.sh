@@ -159,6 +159,10 @@ same_list "every object once per flag set: version.c twice (plain and -fPIC), no
 same_list "every target ran as a job of its kind" \
     "$(printf '%s\n' "link calc" "link hello" "shared libshape" "static libutil" | sort)" \
     "$(jobs "$S/cold.json")"
+check "the run says what it archived and linked" \
+    sh -c "grep -qx 'vsched-run: archived $O/libutil.a' '$S/cold.out' &&
+           grep -qx 'vsched-run: linked $O/libshape.so' '$S/cold.out' &&
+           grep -qx 'vsched-run: linked $O/hello' '$S/cold.out'"
 check "the static library is an archive of its four objects" \
     test "$(ar t "$O/libutil.a" | sort | tr '\n' ' ')" = \
     "deep.o odd name \$(touch PWNED);x.o twice.o version.o "

@@ -175,6 +175,8 @@ static int report_failures(const vr_build *b, vr_progress *prog,
             if (b->cli->verbosity >= 0)
                 fprintf(b->out, l->outcome == VR_KEPT
                                     ? "vsched-run: %s is up to date\n"
+                                : strcmp(l->kind, "static") == 0
+                                    ? "vsched-run: archived %s\n"
                                     : "vsched-run: linked %s\n",
                         in->output != NULL ? in->output
                         : l->rec != NULL   ? l->rec->out_path
