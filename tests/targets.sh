@@ -112,7 +112,7 @@ inputs = src/shape/*.c src/common/version.c
 
 [target.hello]
 kind = executable
-inputs = apps/hello/*.c
+inputs = apps/hello/*.c src/common/version.c
 link_with = libutil libshape
 
 [target.calc]
@@ -138,7 +138,7 @@ objects() {
 vsched_run --config "$S/b.ini" --list-targets >"$S/list.out" 2>&1
 check "--list-targets exits 0" test $? -eq 0
 printf '%s\n' "libutil static 4 inputs" "libshape shared 2 inputs" \
-    "hello executable 1 input links libutil libshape" \
+    "hello executable 2 inputs links libutil libshape" \
     "calc executable 2 inputs links libshape" >"$S/list.want"
 check "--list-targets: each target, its kind, its inputs after excludes, its libraries" \
     cmp -s "$S/list.want" "$S/list.out"
@@ -149,6 +149,8 @@ build "$S" cold
 rc=$?
 cat "$S/cold.out"
 check "cold build exits 0" test $rc -eq 0
+# version.c is in libutil and hello with equal flags, in libshape with
+# -fPIC: compiled twice, not three times.
 same_list "every object once per flag set: version.c twice (plain and -fPIC), nothing excluded" \
     "$(printf '%s\n' "release+calc apps/calc/ops/add.c" "release+calc apps/calc/main.c" \
         "release apps/hello/main.c" "release src/common/version.c" \
@@ -263,6 +265,30 @@ check "calc's link is not run, for the object that failed" \
     grep -q "link calc \[release\] not run" "$S/broken.out"
 printf '#include "ops.h"\nint add(int a, int b) { return a + b; }\n' >"$T/apps/calc/ops/add.c"
 touch -d '-10 seconds' "$T/apps/calc/ops/add.c"
+
+# ---- a library links while other targets still compile ---------------------------------------
+# The compile of calc's main.c waits (bounded) for libshape.so to appear:
+# it can only appear if libshape's job waits for its own objects alone.
+cat >"$S/slowcc" <<EOF
+#!/bin/sh
+case "\$*" in
+*apps/calc/main.c*)
+    i=0
+    while [ ! -e "$S/out2/release/libshape.so" ] && [ \$i -lt 300 ]; do
+        sleep 0.1; i=\$((i + 1))
+    done
+    [ -e "$S/out2/release/libshape.so" ] ||
+        { echo "slowcc: libshape.so not linked while calc compiles" >&2; exit 1; } ;;
+esac
+exec cc "\$@"
+EOF
+chmod +x "$S/slowcc"
+sed -e "s|^compiler = cc$|compiler = $S/slowcc|" -e 's|^out_dir = out$|out_dir = out2|' \
+    -e 's|^state_dir = state$|state_dir = state2|' "$S/b.ini" >"$S/slow.ini"
+vsched_run --config "$S/slow.ini" >"$S/slow.out" 2>&1
+rc=$?
+check "libshape linked while calc's object was still compiling" test $rc -eq 0
+[ $rc -eq 0 ] || cat "$S/slow.out"
 
 # ---- configuration errors ---------------------------------------------------------------------
 # bad NAME WANT-REGEX INI-TEXT...: the config (b.ini's first 18 lines plus
