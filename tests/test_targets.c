@@ -21,8 +21,9 @@
         const char *a_ = (actual), *e_ = (expected);                          \
         int ok_ = (a_ && e_) ? strcmp(a_, e_) == 0 : a_ == e_;                \
         if (!ok_)                                                             \
-            fprintf(stderr, "\n  %s:%d:\n    got      \"%s\"\n"               \
-                            "    expected \"%s\"\n",                          \
+            fprintf(stderr,                                                   \
+                    "\n  %s:%d:\n    got      \"%s\"\n"                       \
+                    "    expected \"%s\"\n",                                  \
                     __FILE__, __LINE__, a_ ? a_ : "(null)",                   \
                     e_ ? e_ : "(null)");                                      \
         CU_ASSERT(ok_);                                                       \
@@ -32,8 +33,8 @@
     do {                                                                      \
         long long a_ = (actual), e_ = (expected);                             \
         if (a_ != e_)                                                         \
-            fprintf(stderr, "\n  %s:%d: got %lld, expected %lld\n",           \
-                    __FILE__, __LINE__, a_, e_);                              \
+            fprintf(stderr, "\n  %s:%d: got %lld, expected %lld\n", __FILE__, \
+                    __LINE__, a_, e_);                                        \
         CU_ASSERT(a_ == e_);                                                  \
     } while (0)
 
@@ -242,13 +243,13 @@ static void bad_targets_are_refused_at_their_key(void)
 static void link_line_puts_each_library_after_all_that_need_it(void)
 {
     /* app -> ui, net; ui -> core; net -> core, z: core and z last. */
-    vr_config *cfg = conf(
-        "[target.app]\nkind = executable\ninputs = a.c\n"
-        "link_with = ui net\n"
-        "[target.ui]\nkind = static\ninputs = u.c\nlink_with = core\n"
-        "[target.net]\nkind = shared\ninputs = n.c\nlink_with = core z\n"
-        "[target.core]\nkind = static\ninputs = c.c\n"
-        "[target.z]\nkind = static\ninputs = z.c\n");
+    vr_config *cfg =
+        conf("[target.app]\nkind = executable\ninputs = a.c\n"
+             "link_with = ui net\n"
+             "[target.ui]\nkind = static\ninputs = u.c\nlink_with = core\n"
+             "[target.net]\nkind = shared\ninputs = n.c\nlink_with = core z\n"
+             "[target.core]\nkind = static\ninputs = c.c\n"
+             "[target.z]\nkind = static\ninputs = z.c\n");
     vr_targets t;
     char *err = NULL;
     EXPECT_INT(vr_targets_load(&t, cfg, NULL, NULL, 0, &err), 0);
@@ -277,13 +278,13 @@ static void link_line_puts_each_library_after_all_that_need_it(void)
 
 static void equal_flags_share_a_variant_and_other_flags_get_their_own(void)
 {
-    vr_config *cfg = conf(
-        "[profile.debug]\ncflags = -O0 -g\nlibs = -lm\n"
-        "[target.plain]\nkind = static\ninputs = p.c\n"
-        "[target.d1]\nkind = static\ninputs = a.c\ndefines = X=1\n"
-        "[target.d2]\nkind = executable\ninputs = b.c\ndefines = X=1\n"
-        "[target.so]\nkind = shared\ninputs = s.c\n"
-        "[target.same]\nkind = static\ninputs = s.c\ncflags = -O2\n");
+    vr_config *cfg =
+        conf("[profile.debug]\ncflags = -O0 -g\nlibs = -lm\n"
+             "[target.plain]\nkind = static\ninputs = p.c\n"
+             "[target.d1]\nkind = static\ninputs = a.c\ndefines = X=1\n"
+             "[target.d2]\nkind = executable\ninputs = b.c\ndefines = X=1\n"
+             "[target.so]\nkind = shared\ninputs = s.c\n"
+             "[target.same]\nkind = static\ninputs = s.c\ncflags = -O2\n");
     vr_targets t;
     char *err = NULL;
     EXPECT_INT(vr_targets_load(&t, cfg, "prog", (char *[]){"m.c"}, 1, &err),

@@ -14,8 +14,8 @@
 
 typedef struct builder {
     vr_work *w;
-    vr_strmap *input_ix;  /* name -> index into w->inputs */
-    vr_strmap *row_ix;    /* "input\x1fprofile" -> index into w->rows */
+    vr_strmap *input_ix; /* name -> index into w->inputs */
+    vr_strmap *row_ix;   /* "input\x1fprofile" -> index into w->rows */
 } builder;
 
 static size_t input_of(builder *bd, const char *name)
@@ -80,8 +80,8 @@ static int expand_targets(const vr_build *b, const vr_targets *t,
             continue;
         if (tg->implicit) {
             for (size_t k = 0; k < n_batch; k++) {
-                (*names)[i] = vr_xrealloc((*names)[i],
-                                          ((*n)[i] + 1) * sizeof(char *));
+                (*names)[i] =
+                    vr_xrealloc((*names)[i], ((*n)[i] + 1) * sizeof(char *));
                 (*names)[i][(*n)[i]++] = vr_xstrdup(batch[k]);
             }
             continue;
@@ -246,8 +246,7 @@ int vr_work_list_targets(const vr_build *b)
     size_t n_batch = 0, *n = NULL;
     int rc = vr_build_expand(b, b->settings->inputs, b->settings->n_inputs,
                              NULL, 0, "[batch] inputs",
-                             b->settings->inputs_line, &batch, &n_batch,
-                             &err);
+                             b->settings->inputs_line, &batch, &n_batch, &err);
     if (rc == VSCHED_OK) {
         vr_build_dedupe(batch, &n_batch);
         rc = expand_targets(b, t, sel, batch, n_batch, &names, &n, &err);

@@ -39,7 +39,7 @@ static void words_free(char **v, size_t n)
 /* Contract: see targets.h. */
 const char *vr_target_job_kind(vr_target_kind k)
 {
-    return k == VR_TARGET_STATIC ? "static"
+    return k == VR_TARGET_STATIC   ? "static"
            : k == VR_TARGET_SHARED ? "shared"
                                    : "link";
 }
@@ -47,7 +47,7 @@ const char *vr_target_job_kind(vr_target_kind k)
 /* Contract: see targets.h. */
 const char *vr_target_kind_name(vr_target_kind k)
 {
-    return k == VR_TARGET_STATIC ? "static"
+    return k == VR_TARGET_STATIC   ? "static"
            : k == VR_TARGET_SHARED ? "shared"
                                    : "executable";
 }
@@ -62,9 +62,8 @@ long vr_targets_find(const vr_targets *t, const char *name)
 }
 
 /* An error at [section] key; VSCHED_ECONFIG. */
-static int target_error(char **err, const vr_config *cfg,
-                        const char *section, const char *key,
-                        const char *what)
+static int target_error(char **err, const vr_config *cfg, const char *section,
+                        const char *key, const char *what)
 {
     char *where = vr_schema_where(cfg, section, key);
     *err = vr_strfmt("%s%s", where, what);
@@ -74,8 +73,8 @@ static int target_error(char **err, const vr_config *cfg,
 
 static void feed(XXH3_state_t *st, const char *s)
 {
-    XXH3_64bits_update(st, s != NULL ? s : "\x01", s != NULL ? strlen(s) + 1
-                                                             : 2);
+    XXH3_64bits_update(st, s != NULL ? s : "\x01",
+                       s != NULL ? strlen(s) + 1 : 2);
 }
 
 /* One [target.NAME] section into t->v[t->n]. */
@@ -176,7 +175,11 @@ static int target_links(vr_targets *t, const vr_config *cfg, size_t i,
 }
 
 /* Depth-first colours for the cycle check. */
-enum { WHITE, GREY, BLACK };
+enum {
+    WHITE,
+    GREY,
+    BLACK
+};
 
 /* 1 when a cycle is reachable from i; *path then names it from *start,
  * the target where it closes. */
@@ -210,8 +213,7 @@ static int cycle_from(const vr_targets *t, size_t i, unsigned char *colour,
     return 0;
 }
 
-static int target_cycles(const vr_targets *t, const vr_config *cfg,
-                         char **err)
+static int target_cycles(const vr_targets *t, const vr_config *cfg, char **err)
 {
     unsigned char *colour = vr_xcalloc(t->n + 1, 1);
     size_t *stack = vr_xcalloc(t->n + 1, sizeof *stack);
@@ -338,8 +340,8 @@ static void add_variant(vr_config *cfg, const char *profile,
     size_t nc = 0;
     for (size_t k = 0; k < nk; k++)
         if (strcmp(e[ix[k]].key, "cflags") != 0)
-            copies[nc++] = vr_strfmt("profile.%s.%s=%s", variant,
-                                     e[ix[k]].key, e[ix[k]].value);
+            copies[nc++] = vr_strfmt("profile.%s.%s=%s", variant, e[ix[k]].key,
+                                     e[ix[k]].value);
     char *err = NULL;
     for (size_t k = 0; k < nc; k++) { /* entries move: copied first */
         vr_config_set(cfg, copies[k], &err);
@@ -368,8 +370,8 @@ void vr_targets_vary(vr_targets *t, vr_config *cfg, char *const *profiles,
         size_t first = t->n_extra;
         for (size_t i = 0; i < t->n; i++) {
             vr_target *tg = &t->v[i];
-            char *flags = target_cflags(tg, cfg, profiles[p],
-                                        root != NULL ? root : ".");
+            char *flags =
+                target_cflags(tg, cfg, profiles[p], root != NULL ? root : ".");
             if (flags == NULL) {
                 tg->variants[p] = vr_xstrdup(profiles[p]);
                 continue;
@@ -380,11 +382,11 @@ void vr_targets_vary(vr_targets *t, vr_config *cfg, char *const *profiles,
             if (k == t->n_extra) {
                 char *name = vr_strfmt("%s+%s", profiles[p], tg->name);
                 add_variant(cfg, profiles[p], name, flags);
-                t->extra = vr_xrealloc(t->extra, (t->n_extra + 1) *
-                                                     sizeof *t->extra);
+                t->extra =
+                    vr_xrealloc(t->extra, (t->n_extra + 1) * sizeof *t->extra);
                 t->extra[t->n_extra++] = name;
-                made_flags = vr_xrealloc(made_flags,
-                                         (n_made + 1) * sizeof *made_flags);
+                made_flags =
+                    vr_xrealloc(made_flags, (n_made + 1) * sizeof *made_flags);
                 made_flags[n_made++] = vr_xstrdup(flags);
             }
             tg->variants[p] = vr_xstrdup(t->extra[k]);
