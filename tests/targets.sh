@@ -242,6 +242,20 @@ same_list "which comes out the same: the archive (ar D) and hello are kept" \
     "" "$(jobs "$S/comment.json")"
 check "and say so" grep -q "hello is up to date" "$S/comment.out"
 
+build "$S" variant --set target.calc.defines=CALC_SCALE=4 \
+    --set "target.calc.ldflags=-Wl,-rpath,\$ORIGIN -Wl,-O1" \
+    --set target.hello.defines=HELLO=1
+same_list "defines for hello: its objects move to a variant of their own" \
+    "$(printf '%s\n' "release+hello apps/hello/main.c" "release+hello src/common/version.c")" \
+    "$(objects "$S/variant.json")"
+build "$S" novariant --set target.calc.defines=CALC_SCALE=4 \
+    --set "target.calc.ldflags=-Wl,-rpath,\$ORIGIN -Wl,-O1"
+check "without them the variant no longer made is removed" \
+    grep -q "removed $S/out/release+hello/apps/hello/main.o (apps/hello/main.c \[release+hello\] is no longer an input)" \
+    "$S/novariant.out"
+check "and its object is gone" test ! -e "$S/out/release+hello/apps/hello/main.o"
+check "while the plain one is back" test -e "$O/apps/hello/main.o"
+
 # ---- TARGETS on the command line ---------------------------------------------------------
 vsched_run --config "$S/b.ini" --clean >/dev/null 2>&1
 build "$S" only calc

@@ -148,10 +148,27 @@ static int vr_is_target_kind(const char *kind)
            strcmp(kind, "shared") == 0;
 }
 
+/* 1 when `profile` is one of these profiles, or a variant
+ * "BASE+TARGET" of one of the first n_base of them (a variant no longer
+ * made: its records are of the build too). */
+static int vr_plan_profile(const vr_strmap *profs, const vr_strmap *bases,
+                           const char *profile)
+{
+    if (vr_strmap_get(profs, profile) >= 0)
+        return 1;
+    const char *plus = strchr(profile, '+');
+    if (plus == NULL)
+        return 0;
+    char *base = vr_strfmt("%.*s", (int)(plus - profile), profile);
+    int in = vr_strmap_get(bases, base) >= 0;
+    free(base);
+    return in;
+}
+
 /* The records of these profiles whose source is not an input any more,
  * and the jobs of these profiles that are no longer configured. */
 static void vr_plan_removed(vr_plan *p, vr_incr *in, char *const *profiles,
-                            size_t n_profiles)
+                            size_t n_profiles, size_t n_base)
 {
     vr_strmap *here = vr_strmap_new(p->n_rows);
     for (size_t i = 0; i < p->n_rows; i++) {
@@ -167,12 +184,15 @@ static void vr_plan_removed(vr_plan *p, vr_incr *in, char *const *profiles,
         free(k);
     }
     vr_strmap *profs = vr_strmap_new(n_profiles);
+    vr_strmap *bases = vr_strmap_new(n_base + 1);
     for (size_t i = 0; i < n_profiles; i++)
         vr_strmap_put(profs, profiles[i], 1);
+    for (size_t i = 0; i < n_base; i++)
+        vr_strmap_put(bases, profiles[i], 1);
     for (size_t i = 0; i < in->snap.n_art; i++) {
         const vr_art_row *r = &in->snap.art[i];
         char *k = vr_strmap_key(r->source, r->profile, NULL);
-        int gone = vr_strmap_get(profs, r->profile) >= 0 &&
+        int gone = vr_plan_profile(profs, bases, r->profile) &&
                    vr_strmap_get(here, k) < 0;
         free(k);
         if (!gone)
@@ -202,6 +222,7 @@ static void vr_plan_removed(vr_plan *p, vr_incr *in, char *const *profiles,
     vr_strmap_free(here);
     vr_strmap_free(jobs);
     vr_strmap_free(profs);
+    vr_strmap_free(bases);
 }
 
 /* Contract: see plan.h. */
@@ -256,7 +277,8 @@ void vr_plan_make(vr_plan *p, vr_incr *in, const vr_work *w)
             l->n_libs,    l->salt};
     }
     if (w->sweep)
-        vr_plan_removed(p, in, w->profiles, w->n_profiles);
+        vr_plan_removed(p, in, w->profiles, w->n_profiles,
+                        w->n_base_profiles);
 }
 
 /* Remove one output that left the build; say so. */
