@@ -266,6 +266,10 @@ same_list "builds calc and the library it links, nothing else" \
 check "hello and libutil were not built" \
     sh -c "test ! -e '$O/hello' && test ! -e '$O/libutil.a'"
 check "calc runs" test "$("$O/calc")" = "calc 36"
+build "$S" typo clac
+rc=$?
+check "a misspelt target: exit 2 with a suggestion" \
+    sh -c "test $rc -eq 2 && grep -q \"'clac' is no target and no file under .*; did you mean target 'calc'\" '$S/typo.out'"
 build "$S" rest
 same_list "the full build then adds only what calc did not need" \
     "$(printf '%s\n' "link hello" "static libutil")" "$(jobs "$S/rest.json")"
@@ -340,6 +344,10 @@ bad "link_with an executable" \
 bad "a bad kind" \
     "\[target.p\] kind: expected executable, static or shared, got 'program'" \
     "[target.p]" "kind = program" "inputs = apps/hello/main.c"
+vsched_run --config "$S/b.ini" --set 'target.calc.inputs=apps/**/nope*.c' >"$S/set.out" 2>&1
+rc=$?
+check "a pattern given with --set that matches nothing: said as --set" \
+    sh -c "test $rc -eq 2 && grep -q \"^vsched-run: --set: \\[target.calc\\] inputs: pattern 'apps/\\*\\*/nope\\*.c' matches no file\" '$S/set.out'"
 bad "a recursive glob matching nothing names the pattern" \
     "bad.ini:21: \[target.p\] inputs: pattern 'nothere/\*\*/\*.c' matches no file under" \
     "[target.p]" "kind = executable" "inputs = nothere/**/*.c"

@@ -66,8 +66,8 @@ void vr_build_dedupe(char **v, size_t *n)
 
 /* Contract: see build.h. */
 int vr_build_expand(const vr_build *b, char *const *pats, size_t n_pats,
-                    char *const *excl, size_t n_excl, const char *what,
-                    unsigned line, char ***names, size_t *n, char **err)
+                    char *const *excl, size_t n_excl, const char *where,
+                    const char *what, char ***names, size_t *n, char **err)
 {
     const vr_settings *s = b->settings;
     const char *root = s->loader_root;
@@ -79,13 +79,8 @@ int vr_build_expand(const vr_build *b, char *const *pats, size_t n_pats,
             continue;
         }
         if (vr_glob_expand(root, pat, names, n) == 0) {
-            *err = line > 0
-                       ? vr_strfmt("%s:%u: %s: pattern '%s' matches no file "
-                                   "under %s",
-                                   s->path, line, what, pat, root)
-                       : vr_strfmt("%s: %s: pattern '%s' matches no file "
-                                   "under %s",
-                                   s->path, what, pat, root);
+            *err = vr_strfmt("%s%s: pattern '%s' matches no file under %s",
+                             where, what, pat, root);
             return VSCHED_ECONFIG;
         }
     }
@@ -101,6 +96,14 @@ int vr_build_expand(const vr_build *b, char *const *pats, size_t n_pats,
     }
     *n = out;
     return VSCHED_OK;
+}
+
+/* Contract: see build.h. */
+char *vr_build_batch_where(const vr_build *b)
+{
+    const vr_settings *s = b->settings;
+    return s->inputs_line > 0 ? vr_strfmt("%s:%u: ", s->path, s->inputs_line)
+                              : vr_strfmt("%s: ", s->path);
 }
 
 /* 1 when `name` names a target. */
@@ -123,16 +126,18 @@ int vr_build_inputs(const vr_build *b, char ***names, size_t *n, char **err)
     if (named)
         return VSCHED_OK;
     const vr_settings *s = b->settings;
-    int rc = vr_build_expand(b, s->inputs, s->n_inputs, NULL, 0,
-                             "[batch] inputs", s->inputs_line, names, n, err);
+    char *where = vr_build_batch_where(b);
+    int rc = vr_build_expand(b, s->inputs, s->n_inputs, NULL, 0, where,
+                             "[batch] inputs", names, n, err);
+    free(where);
     const vr_targets *t = b->targets;
     for (size_t i = 0; rc == VSCHED_OK && t != NULL && i < t->n; i++) {
         if (t->v[i].implicit)
             continue;
         char *what = vr_strfmt("[target.%s] inputs", t->v[i].name);
         rc = vr_build_expand(b, t->v[i].inputs, t->v[i].n_inputs,
-                             t->v[i].exclude, t->v[i].n_exclude, what,
-                             t->v[i].inputs_line, names, n, err);
+                             t->v[i].exclude, t->v[i].n_exclude,
+                             t->v[i].inputs_where, what, names, n, err);
         free(what);
     }
     if (rc == VSCHED_OK && *n == 0) {

@@ -65,13 +65,17 @@ void vr_session_print_counters(FILE *out, const vsched_stats *st);
 int vr_build_inputs(const vr_build *b, char ***names, size_t *n, char **err);
 
 /* Append to *names (*n entries) the names `pats` match under the loader
- * root (glob.h), without those `excl` removes; `what` and `line` say where
- * the patterns are for "FILE:LINE: WHAT: pattern 'P' matches no file
- * under ROOT". Returns 0 or VSCHED_ECONFIG with *err set (*names keeps
- * what was appended; the caller frees it). */
+ * root (glob.h), without those `excl` removes; `where` ("FILE:LINE: " or
+ * "--set: ", as schema.h makes it) and `what` say where the patterns are
+ * for "WHERE WHAT: pattern 'P' matches no file under ROOT". Returns 0 or
+ * VSCHED_ECONFIG with *err set (*names keeps what was appended; the
+ * caller frees it). */
 int vr_build_expand(const vr_build *b, char *const *pats, size_t n_pats,
-                    char *const *excl, size_t n_excl, const char *what,
-                    unsigned line, char ***names, size_t *n, char **err);
+                    char *const *excl, size_t n_excl, const char *where,
+                    const char *what, char ***names, size_t *n, char **err);
+
+/* Where [batch] inputs is set, as vr_build_expand takes it (heap). */
+char *vr_build_batch_where(const vr_build *b);
 
 /* Drop repeated names of v (*n entries), keeping the first occurrence
  * and the order; the dropped strings are freed. */

@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <vsched/plugin.h>
 
 #include "common/strmap.h"
 #include "common/util.h"
+#include "config/schema.h"
 
 typedef struct builder {
     vr_work *w;
@@ -88,16 +90,16 @@ static int expand_targets(const vr_build *b, const vr_targets *t,
         }
         char *what = vr_strfmt("[target.%s] inputs", tg->name);
         int rc = vr_build_expand(b, tg->inputs, tg->n_inputs, tg->exclude,
-                                 tg->n_exclude, what, tg->inputs_line,
+                                 tg->n_exclude, tg->inputs_where, what,
                                  &(*names)[i], &(*n)[i], err);
         free(what);
         if (rc != VSCHED_OK)
             return rc;
         vr_build_dedupe((*names)[i], &(*n)[i]);
         if ((*n)[i] == 0) {
-            *err = vr_strfmt("%s:%u: [target.%s] exclude removes every "
-                             "input; the target has nothing to build",
-                             b->settings->path, tg->inputs_line, tg->name);
+            *err = vr_strfmt("%s[target.%s] exclude removes every input; "
+                             "the target has nothing to build",
+                             tg->inputs_where, tg->name);
             return VSCHED_ECONFIG;
         }
     }
@@ -143,6 +145,31 @@ static void add_jobs(builder *bd, const vr_targets *t, const size_t *order,
     free(job_of);
 }
 
+/* An operand that is neither a target nor a file under the root, but
+ * close to a target's name: a typo, said before anything runs. */
+static int check_operand(const vr_build *b, const vr_targets *t,
+                         const char *op, char **err)
+{
+    const char *root = b->settings->loader_root;
+    if (root == NULL)
+        return VSCHED_OK;
+    char *path = vr_path_join(root, op);
+    struct stat st;
+    int exists = stat(path, &st) == 0;
+    free(path);
+    for (size_t i = 0; !exists && i < t->n; i++) {
+        size_t d = vr_schema_distance(op, t->v[i].name);
+        if (d <= 2 && d < strlen(op)) {
+            *err = vr_strfmt("'%s' is no target and no file under %s; did "
+                             "you mean target '%s'? (--list-targets lists "
+                             "them)",
+                             op, root, t->v[i].name);
+            return VSCHED_ECONFIG;
+        }
+    }
+    return VSCHED_OK;
+}
+
 /* Contract: see work.h. */
 int vr_work_make(vr_work *w, const vr_build *b, char **err)
 {
@@ -164,6 +191,10 @@ int vr_work_make(vr_work *w, const vr_build *b, char **err)
         if (k >= 0) {
             mark(t, (size_t)k, sel);
             targets = 1;
+        } else if (check_operand(b, t, b->cli->files[i], err) != VSCHED_OK) {
+            free(sel);
+            vr_work_free(w);
+            return VSCHED_ECONFIG;
         } else {
             files = 1;
         }
@@ -177,9 +208,11 @@ int vr_work_make(vr_work *w, const vr_build *b, char **err)
     if (files)
         rc = vr_build_inputs(b, &plain, &n_plain, err); /* FILES only */
     if (rc == VSCHED_OK && b->settings->n_inputs > 0 && (!files || targets)) {
+        char *where = vr_build_batch_where(b);
         rc = vr_build_expand(b, b->settings->inputs, b->settings->n_inputs,
-                             NULL, 0, "[batch] inputs",
-                             b->settings->inputs_line, &batch, &n_batch, err);
+                             NULL, 0, where, "[batch] inputs", &batch,
+                             &n_batch, err);
+        free(where);
         if (rc == VSCHED_OK)
             vr_build_dedupe(batch, &n_batch);
     }
@@ -244,9 +277,11 @@ int vr_work_list_targets(const vr_build *b)
     memset(sel, 1, t->n);
     char **batch = NULL, ***names = NULL, *err = NULL;
     size_t n_batch = 0, *n = NULL;
+    char *where = vr_build_batch_where(b);
     int rc = vr_build_expand(b, b->settings->inputs, b->settings->n_inputs,
-                             NULL, 0, "[batch] inputs",
-                             b->settings->inputs_line, &batch, &n_batch, &err);
+                             NULL, 0, where, "[batch] inputs", &batch,
+                             &n_batch, &err);
+    free(where);
     if (rc == VSCHED_OK) {
         vr_build_dedupe(batch, &n_batch);
         rc = expand_targets(b, t, sel, batch, n_batch, &names, &n, &err);

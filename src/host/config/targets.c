@@ -114,7 +114,7 @@ static int target_read(vr_targets *t, const vr_config *cfg,
                 &tg.n_inputs);
     words_split(vr_config_get(cfg, section, "exclude"), &tg.exclude,
                 &tg.n_exclude);
-    tg.inputs_line = vr_config_line(cfg, section, "inputs");
+    tg.inputs_where = vr_schema_where(cfg, section, "inputs");
     XXH3_state_t *st = XXH3_createState();
     if (st == NULL)
         abort();
@@ -266,6 +266,7 @@ int vr_targets_load(vr_targets *t, const vr_config *cfg, const char *link,
             vr_target tg = {0};
             tg.name = vr_xstrdup(link);
             tg.implicit = 1;
+            tg.inputs_where = vr_schema_where(cfg, "batch", "inputs");
             for (size_t i = 0; i < n_batch_inputs; i++)
                 words_push(&tg.inputs, &tg.n_inputs, batch_inputs[i]);
             tg.link_with = vr_xcalloc(1, sizeof *tg.link_with);
@@ -466,6 +467,7 @@ void vr_targets_free(vr_targets *t)
         free(tg->name);
         words_free(tg->inputs, tg->n_inputs);
         words_free(tg->exclude, tg->n_exclude);
+        free(tg->inputs_where);
         free(tg->link_with);
         for (size_t p = 0; tg->variants != NULL && p < t->n_profiles; p++)
             free(tg->variants[p]);

@@ -45,7 +45,7 @@ typedef struct vr_target {
     int implicit;            /* from [batch] link */
     char **inputs, **exclude;
     size_t n_inputs, n_exclude;
-    unsigned inputs_line;    /* for "matches no file" */
+    char *inputs_where;      /* "FILE:LINE: " or "--set: " of inputs */
     size_t *link_with;       /* indices of the targets, in order */
     size_t n_link_with;
     uint64_t salt;           /* hash of kind, output, ldflags, libs and
