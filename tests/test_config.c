@@ -881,7 +881,7 @@ static void host_unknown_section_far_from_all_lists_sections(void)
     expect_host(HOST_OK "[toolchain]\n",
                 "t.ini:9: unknown section [toolchain]; accepted sections: "
                 "[vsched], [loader], [executor], [batch], [cache], "
-                "[profile.NAME], [resource.NAME]");
+                "[profile.NAME], [resource.NAME], [target.NAME]");
 }
 
 static void host_section_prefix_typo_suggests_named_section(void)

@@ -42,6 +42,8 @@ static const vsched_key cc_schema[] = {
      VSCHED_KEY_PER_PROFILE},
     {"libs", VSCHED_KEY_LIST, "", "libraries, after the objects", 0, 0,
      VSCHED_KEY_PER_PROFILE},
+    {"ar", VSCHED_KEY_STRING, "ar",
+     "archiver of static targets (run as ar rcsD LIB OBJECTS...)", 0, 0, 0},
     {"timeout", VSCHED_KEY_INT, "0",
      "seconds before a compile or link is killed (0 = none)", 0, 604800, 0},
 };
@@ -307,6 +309,7 @@ static void cc_destroy(void *inst)
     cc__words_free(&cc->launcher);
     cc__words_free(&cc->include_dirs);
     free(cc->compiler);
+    free(cc->ar);
     free(cc->root);
     free(cc->out_dir);
     pthread_mutex_destroy(&cc->lock);
@@ -322,6 +325,11 @@ static const char *cc_configure(cc_inst *cc, const vsched_config *cfg,
     if (v == NULL || v[0] == '\0')
         return "compiler is empty";
     if ((cc->compiler = strdup(v)) == NULL)
+        return "out of memory";
+    v = cfg->get(cfg, sec, "ar");
+    if (v == NULL || v[0] == '\0')
+        return "[executor] ar: the archiver is empty; set ar = ar";
+    if ((cc->ar = strdup(v)) == NULL)
         return "out of memory";
     if ((v = cfg->get(cfg, sec, "out_dir")) == NULL || v[0] == '\0')
         return "out_dir is not set";

@@ -45,6 +45,7 @@ typedef struct cc_inst {
     char *root;               /* canonical source root, absolute */
     char *out_dir;            /* absolute */
     char *compiler;
+    char *ar;                 /* archiver of static targets */
     cc_words launcher;
     cc_words include_dirs;    /* normalised source names under root */
     long long timeout;        /* seconds, 0 = none */
@@ -109,8 +110,13 @@ CC__HIDDEN int cc__artifact(void *inst, const vsched_ctx *ctx,
  * VSCHED_ETOOL (cannot run it, with a diagnostic) or VSCHED_ENOMEM. */
 CC__HIDDEN int cc__identity(void *inst, const vsched_ctx *ctx,
                             const char *profile, uint64_t *id);
-/* Graph job: kind "link" links the inputs into out_dir/PROFILE/NAME;
- * other kinds are VSCHED_EUNSUPPORTED. Same returns as cc__artifact. */
+/* Graph job of target NAME, into out_dir/PROFILE/OUTPUT: kind "link"
+ * links the inputs (objects, then libraries) into an executable, "shared"
+ * into a shared library (-shared, soname OUTPUT), "static" archives them
+ * (ar rcsD). ldflags and libs come from [target.NAME] when it sets them,
+ * else from the profile; OUTPUT is [target.NAME] output, else NAME,
+ * NAME.a or NAME.so. Other kinds are VSCHED_EUNSUPPORTED. Same returns as
+ * cc__artifact. */
 CC__HIDDEN int cc__job(void *inst, const vsched_ctx *ctx,
                        const vsched_job_in *in, vsched_artifact_out *out);
 

@@ -621,14 +621,72 @@ int cc__identity(void *inst, const vsched_ctx *ctx, const char *profile,
     return rc;
 }
 
-/* Hash of a link: its command key, then each input's path and content. */
-static uint64_t cc_link_hash(const cc_profile *p, const vsched_job_in *in)
+/* What a job of target NAME uses beyond its profile: [target.NAME]
+ * ldflags and libs when that section sets them (else the profile's), and
+ * the output file name ([target.NAME] output, else NAME, NAME.a or
+ * NAME.so by kind). */
+typedef struct cc_job_conf {
+    cc_words own_ldflags, own_libs;   /* the target's, when it sets them */
+    const cc_words *ldflags, *libs;   /* what the job uses */
+    char *output;
+} cc_job_conf;
+
+static void cc_job_conf_free(cc_job_conf *c)
+{
+    cc__words_free(&c->own_ldflags);
+    cc__words_free(&c->own_libs);
+    free(c->output);
+}
+
+/* Read under cc->lock (it serialises cfg calls). */
+static int cc_job_conf_read(cc_inst *cc, const cc_profile *p,
+                            const vsched_job_in *in, cc_job_conf *c)
+{
+    memset(c, 0, sizeof *c);
+    char section[512];
+    if ((size_t)snprintf(section, sizeof section, "target.%s", in->name) >=
+        sizeof section)
+        section[0] = '\0';
+    const char *ext = strcmp(in->kind, "static") == 0   ? ".a"
+                      : strcmp(in->kind, "shared") == 0 ? ".so"
+                                                        : "";
+    pthread_mutex_lock(&cc->lock);
+    const vsched_config *cfg = cc->cfg;
+    const char *ld = section[0] ? cfg->get(cfg, section, "ldflags") : NULL;
+    const char *libs = section[0] ? cfg->get(cfg, section, "libs") : NULL;
+    const char *out = section[0] ? cfg->get(cfg, section, "output") : NULL;
+    int rc = cc__words_parse(ld, &c->own_ldflags);
+    if (rc == VSCHED_OK)
+        rc = cc__words_parse(libs, &c->own_libs);
+    if (rc == VSCHED_OK && asprintf(&c->output, "%s%s",
+                                    out != NULL ? out : in->name,
+                                    out != NULL ? "" : ext) < 0) {
+        c->output = NULL;
+        rc = VSCHED_ENOMEM;
+    }
+    pthread_mutex_unlock(&cc->lock);
+    c->ldflags = ld != NULL ? &c->own_ldflags : &p->ldflags;
+    c->libs = libs != NULL ? &c->own_libs : &p->libs;
+    return rc;
+}
+
+/* Hash of a job: its command, then each input's path and content. */
+static uint64_t cc_link_hash(const cc_profile *p, const cc_job_conf *c,
+                             const vsched_job_in *in)
 {
     XXH3_state_t *st = XXH3_createState();
     if (st == NULL)
         return 0;
     XXH3_64bits_reset(st);
     XXH3_64bits_update(st, &p->link_key, sizeof p->link_key);
+    XXH3_64bits_update(st, in->kind, strlen(in->kind) + 1);
+    XXH3_64bits_update(st, c->output, strlen(c->output) + 1);
+    for (size_t i = 0; i < c->ldflags->n; i++)
+        XXH3_64bits_update(st, c->ldflags->v[i],
+                           strlen(c->ldflags->v[i]) + 1);
+    XXH3_64bits_update(st, "\n", 1);
+    for (size_t i = 0; i < c->libs->n; i++)
+        XXH3_64bits_update(st, c->libs->v[i], strlen(c->libs->v[i]) + 1);
     char buf[65536];
     for (size_t i = 0; i < in->n_inputs; i++) {
         XXH3_64bits_update(st, in->inputs[i], strlen(in->inputs[i]) + 1);
@@ -643,32 +701,60 @@ static uint64_t cc_link_hash(const cc_profile *p, const vsched_job_in *in)
     return h;
 }
 
+/* The argv of a job writing `tmp`: an executable or shared library is
+ * linked by the compiler driver (objects, then libraries in the order
+ * given, then libs); a static library is `ar rcsD` over the objects. */
+static void cc_job_argv(cc_inst *cc, const cc_job_conf *c,
+                        const vsched_job_in *in, const char *tmp,
+                        cc_argv *a)
+{
+    if (strcmp(in->kind, "static") == 0) {
+        cc_arg(a, "%s", cc->ar);
+        cc_arg(a, "rcsD");
+        cc_arg(a, "%s", tmp);
+        for (size_t i = 0; i < in->n_inputs; i++)
+            cc_arg(a, "%s", in->inputs[i]);
+        return;
+    }
+    cc_arg(a, "%s", cc->compiler); /* links run locally: no launcher */
+    if (strcmp(in->kind, "shared") == 0) {
+        cc_arg(a, "-shared");
+        cc_arg(a, "-Wl,-soname,%s", c->output);
+    }
+    cc_args(a, c->ldflags);
+    for (size_t i = 0; i < in->n_inputs; i++)
+        cc_arg(a, "%s", in->inputs[i]);
+    cc_arg(a, "-o");
+    cc_arg(a, "%s", tmp);
+    cc_args(a, c->libs);
+}
+
 /* Contract in cc.h. */
 int cc__job(void *inst, const vsched_ctx *ctx, const vsched_job_in *in,
             vsched_artifact_out *out)
 {
     cc_inst *cc = inst;
     memset(out, 0, sizeof *out);
-    if (in->kind == NULL || strcmp(in->kind, "link") != 0)
+    if (in->kind == NULL || in->name == NULL ||
+        (strcmp(in->kind, "link") != 0 && strcmp(in->kind, "static") != 0 &&
+         strcmp(in->kind, "shared") != 0))
         return VSCHED_EUNSUPPORTED;
     const cc_profile *p = cc__profile(cc, in->profile);
     if (p == NULL)
         return VSCHED_ENOMEM;
-    int rc = cc_paths(cc, ctx, in->name, in->profile, in->name, NULL, out);
+    cc_job_conf c;
+    int rc = cc_job_conf_read(cc, p, in, &c);
+    if (rc == VSCHED_OK)
+        rc = cc_paths(cc, ctx, in->name, in->profile, c.output, NULL, out);
     if (rc != VSCHED_OK) {
+        cc_job_conf_free(&c);
         cc_out_clear(ctx, out);
         return rc;
     }
     cc_argv a = {0};
-    cc_arg(&a, "%s", cc->compiler); /* links run locally: no launcher */
-    cc_args(&a, &p->ldflags);
-    for (size_t i = 0; i < in->n_inputs; i++)
-        cc_arg(&a, "%s", in->inputs[i]);
-    cc_arg(&a, "-o");
-    cc_arg(&a, "%s", out->tmp_path);
-    cc_args(&a, &p->libs);
-    if ((rc = cc_run_argv(cc, ctx, &a, in->name, out)) != VSCHED_OK)
-        return rc;
-    out->artifact_hash = cc_link_hash(p, in);
-    return VSCHED_OK;
+    cc_job_argv(cc, &c, in, out->tmp_path, &a);
+    if ((rc = cc_run_argv(cc, ctx, &a, in->name, out)) == VSCHED_OK)
+        out->artifact_hash = cc_link_hash(p, &c, in);
+    cc_job_conf_free(&c);
+    return rc;
 }

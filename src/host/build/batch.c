@@ -58,10 +58,13 @@ static const vr_coord_policy compile_policy = {
     .fail = NULL, /* a failed row keeps its vsched_result (or NULL) */
 };
 
-/* The link sub-DAG: for each link that runs, Artifact(input) for every
- * dirty input of its profile and one "link" job depending on them after
- * success, holding the `link` resource, with the current objects as
- * explicit inputs. job_at[k] is the node index of link k's job, or -1. */
+/* The target jobs' sub-DAG: for each job that runs, one "KIND" job
+ * holding the `link` resource, with the current objects and libraries as
+ * explicit inputs, depending after success on the Artifact node of each
+ * of its dirty objects (one spec node per row, shared by the jobs that
+ * need it) and on the jobs of its libraries that run. A job waits for
+ * nothing else, so the first link starts while other targets compile.
+ * job_at[k] is the node index of link k's job, or -1. */
 typedef struct link_dag {
     vsched_dag dag;
     vsched_node_spec *nodes;
@@ -74,36 +77,51 @@ static const char *const link_resources[] = {"link"};
 
 static int link_dag_build(link_dag *ld, const vr_plan *p)
 {
-    size_t cap = p->n_rows + p->n_links + 1, nn = 0, ne = 0;
-    ld->nodes = vr_xcalloc(cap, sizeof *ld->nodes);
-    ld->edges = vr_xcalloc(cap, sizeof *ld->edges);
-    ld->ids = vr_xcalloc(cap, sizeof *ld->ids);
+    size_t nn = 0, ne = 0, edge_cap = 1;
+    for (size_t k = 0; k < p->n_links; k++)
+        edge_cap += p->links[k].n_rows + p->links[k].n_libs;
+    ld->nodes = vr_xcalloc(p->n_rows + p->n_links + 1, sizeof *ld->nodes);
+    ld->edges = vr_xcalloc(edge_cap, sizeof *ld->edges);
+    ld->ids = vr_xcalloc(p->n_rows + p->n_links + 1, sizeof *ld->ids);
     ld->job_at = vr_xcalloc(p->n_links + 1, sizeof *ld->job_at);
+    long *art_at = vr_xcalloc(p->n_rows + 1, sizeof *art_at);
+    for (size_t i = 0; i < p->n_rows; i++)
+        art_at[i] = -1;
     for (size_t k = 0; k < p->n_links; k++) {
         const vr_link *l = &p->links[k];
         ld->job_at[k] = -1;
         if (!l->run)
             continue;
-        size_t first = nn;
-        for (size_t i = 0; i < p->n_rows; i++) {
-            const vr_row *r = &p->rows[i];
-            if (r->req < 0 || strcmp(r->profile, l->profile) != 0)
+        size_t first_edge = ne;
+        for (size_t i = 0; i < l->n_rows; i++) {
+            size_t ri = l->rows[i];
+            const vr_row *r = &p->rows[ri];
+            if (r->req < 0)
                 continue;
-            ld->nodes[nn++] = (vsched_node_spec){
-                .what = VSCHED_SPEC_ARTIFACT,
-                .name = r->input,
-                .profile = r->profile,
-                .parent = VSCHED_REF_NONE,
-            };
-        }
-        size_t job = nn++;
-        for (size_t i = first; i < job; i++)
+            if (art_at[ri] < 0) {
+                art_at[ri] = (long)nn;
+                ld->nodes[nn++] = (vsched_node_spec){
+                    .what = VSCHED_SPEC_ARTIFACT,
+                    .name = r->input,
+                    .profile = r->profile,
+                    .parent = VSCHED_REF_NONE,
+                };
+            }
             ld->edges[ne++] = (vsched_edge_spec){
-                VSCHED_REF_LOCAL(i), VSCHED_REF_LOCAL(job),
+                VSCHED_REF_LOCAL((size_t)art_at[ri]), VSCHED_REF_NONE,
                 VSCHED_GATE_AFTER_SUCCESS};
+        }
+        for (size_t i = 0; i < l->n_libs; i++)
+            if (ld->job_at[l->libs[i]] >= 0)
+                ld->edges[ne++] = (vsched_edge_spec){
+                    VSCHED_REF_LOCAL((size_t)ld->job_at[l->libs[i]]),
+                    VSCHED_REF_NONE, VSCHED_GATE_AFTER_SUCCESS};
+        size_t job = nn++;
+        for (size_t e = first_edge; e < ne; e++)
+            ld->edges[e].to = VSCHED_REF_LOCAL(job);
         ld->nodes[job] = (vsched_node_spec){
             .what = VSCHED_SPEC_JOB,
-            .kind = "link",
+            .kind = l->kind,
             .name = l->name,
             .profile = l->profile,
             .inputs = l->given,
@@ -114,6 +132,7 @@ static int link_dag_build(link_dag *ld, const vr_plan *p)
         };
         ld->job_at[k] = (long)job;
     }
+    free(art_at);
     ld->dag = (vsched_dag){ld->nodes, nn, ld->edges, ne, NULL, NULL, 1};
     return nn > 0;
 }

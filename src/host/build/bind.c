@@ -7,6 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <xxhash.h>
+
 #include "build/bind.h"
 #include "common/strmap.h"
 #include "common/util.h"
@@ -390,15 +392,49 @@ static int w_artifact(void *inst, const vsched_ctx *ctx,
 
 /* ---- the executor: jobs ---------------------------------------------------------- */
 
-static const vr_link_plan *vr_link_of(const vr_bind *b, const char *name,
-                                      const char *profile)
+static const vr_link_plan *vr_link_of(const vr_bind *b, const char *kind,
+                                      const char *name, const char *profile)
 {
     for (size_t i = 0; i < b->o.n_links; i++)
-        if (strcmp(b->o.links[i].name, name) == 0 &&
+        if (strcmp(b->o.links[i].kind, kind) == 0 &&
+            strcmp(b->o.links[i].name, name) == 0 &&
             strcmp(b->o.links[i].profile, profile != NULL ? profile : "") ==
                 0)
             return &b->o.links[i];
     return NULL;
+}
+
+/* Contract: see bind.h. */
+uint64_t vr_bind_job_config(uint64_t config, uint64_t salt)
+{
+    if (salt == 0)
+        return config;
+    uint64_t v[2] = {config, salt};
+    return XXH3_64bits(v, sizeof v);
+}
+
+/* The output of job (kind, name, profile) now: its path and content hash
+ * (hashed from the file when this run made it). 0 when it has none. */
+static int vr_job_output(vr_bind *b, const char *kind, const char *name,
+                         const char *profile, char **path, uint64_t *hash)
+{
+    vr_capture c;
+    if (vr_bind_capture(b, kind, name, profile, &c)) {
+        *path = c.path;
+        *hash = c.out_hash;
+        c.path = NULL;
+        int made = c.outcome == VR_EXECUTED;
+        vr_capture_clear(&c);
+        if (*path != NULL && made && vr_hash_file(*path, hash, NULL) != 0)
+            *hash = VR_HASH_UNKNOWN;
+        return *path != NULL;
+    }
+    const vr_job_row *row = vr_bind_job_record(b, kind, name, profile);
+    if (row == NULL || row->out_path == NULL)
+        return 0;
+    *path = vr_xstrdup(row->out_path);
+    *hash = row->out_hash;
+    return 1;
 }
 
 /* The object of input `name` for `profile` now: its path and content hash
@@ -444,16 +480,23 @@ static int w_job(void *inst, const vsched_ctx *ctx, const vsched_job_in *in,
                  vsched_artifact_out *out)
 {
     vr_bind *b = inst;
-    const vr_link_plan *lp = in->kind != NULL && strcmp(in->kind, "link") == 0
-                                 ? vr_link_of(b, in->name, in->profile)
+    const vr_link_plan *lp = in->kind != NULL && in->name != NULL
+                                 ? vr_link_of(b, in->kind, in->name,
+                                              in->profile)
                                  : NULL;
     if (lp == NULL)
         return b->o.executor.ops->job(b->o.executor.inst, ctx, in, out);
-    char **paths = vr_xcalloc(lp->n_inputs + 1, sizeof *paths);
-    uint64_t *hashes = vr_xcalloc(lp->n_inputs + 1, sizeof *hashes);
+    size_t room = lp->n_inputs + lp->n_libs + 1;
+    char **paths = vr_xcalloc(room, sizeof *paths);
+    uint64_t *hashes = vr_xcalloc(room, sizeof *hashes);
     size_t n = 0;
     for (size_t i = 0; i < lp->n_inputs; i++)
-        if (vr_object(b, lp->inputs[i], in->profile, &paths[n], &hashes[n]))
+        if (vr_object(b, lp->inputs[i], lp->obj_profile, &paths[n],
+                      &hashes[n]))
+            n++;
+    for (size_t i = 0; i < lp->n_libs; i++)
+        if (vr_job_output(b, lp->lib_kinds[i], lp->lib_names[i], in->profile,
+                          &paths[n], &hashes[n]))
             n++;
     vsched_job_in ordered = *in;
     if (vr_covers(in, paths, n)) {
@@ -463,8 +506,9 @@ static int w_job(void *inst, const vsched_ctx *ctx, const vsched_job_in *in,
     const vr_profile_keys *pk = vr_bind_keys(b, in->profile);
     vr_capture cap = {0};
     vr_keys_job(cap.key, in->kind, in->name, in->profile,
-                pk != NULL ? pk->config : 0, pk != NULL ? pk->tool : 0,
-                (const char *const *)paths, hashes, n);
+                vr_bind_job_config(pk != NULL ? pk->config : 0, lp->salt),
+                pk != NULL ? pk->tool : 0, (const char *const *)paths, hashes,
+                n);
     const vr_job_row *row = vr_bind_job_record(b, in->kind, in->name,
                                                in->profile);
     char *ckey = vr_strmap_key(in->kind, in->name, in->profile);

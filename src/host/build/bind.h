@@ -20,11 +20,12 @@
  *                   EXECUTED  the executor runs; what it says it read
  *                             (ABI 1.1 deps) and its output path are
  *                             captured;
- *   job           for a link: orders the object paths as the inputs are
- *                 ordered (the scheduler appends the outputs of the
- *                 objects it rebuilt after the ones handed in), keys the
- *                 job on them and skips it when the key and the output are
- *                 current;
+ *   job           for a target's job (link, static, shared): orders the
+ *                 object paths as the inputs are ordered, then the
+ *                 libraries' outputs in link order (the scheduler appends
+ *                 the outputs of what it rebuilt after the ones handed
+ *                 in), keys the job on them and skips it when the key and
+ *                 the output are current;
  *   the rest      passed through.
  *
  * What each call did is kept as a capture, read by the recorder once the
@@ -72,12 +73,22 @@ typedef struct vr_profile_keys {
     uint64_t config, tool;
 } vr_profile_keys;
 
-/* The link of one profile: its inputs' canonical names in input order. */
+/* A target's job in one profile: its objects (canonical names in input
+ * order, built in obj_profile), then the jobs it links with, in link
+ * order; `salt` (the target's own keys) is folded into its key. */
 typedef struct vr_link_plan {
-    const char *name, *profile;
+    const char *kind, *name, *profile;
+    const char *obj_profile;
     const char *const *inputs;
     size_t n_inputs;
+    const char *const *lib_kinds, *const *lib_names;
+    size_t n_libs;
+    uint64_t salt;
 } vr_link_plan;
+
+/* The configuration hash of a job of a target: the profile's, salted
+ * with the target's own keys (0: the profile's as it is). */
+uint64_t vr_bind_job_config(uint64_t config, uint64_t salt);
 
 typedef struct vr_bind_opts {
     vsched_loader_binding loader;     /* the plugins' own bindings */

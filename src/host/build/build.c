@@ -2,20 +2,15 @@
  * build -- the inputs and profiles of a build, and the scheduler session;
  * see build.h. The run itself is cli/run.c; its batch, batch.c.
  */
-#include <glob.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "build/build.h"
+#include "build/glob.h"
 #include "cli/progress.h"
 #include "common/util.h"
-
-static int has_wildcard(const char *s)
-{
-    return strpbrk(s, "*?[") != NULL;
-}
 
 static void names_push(char ***v, size_t *n, char *s)
 {
@@ -28,40 +23,6 @@ void vr_build_inputs_free(char **v, size_t n)
     for (size_t i = 0; i < n; i++)
         free(v[i]);
     free(v);
-}
-
-/* qsort comparator of an array of C strings. */
-static int cmp_path(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* Glob `pattern` under `root`, appending names relative to root. */
-static int expand_pattern(const char *root, const char *pattern, char ***v,
-                          size_t *n)
-{
-    char *full = vr_path_join(root, pattern);
-    glob_t g;
-    int rc = glob(full, GLOB_NOSORT | GLOB_ERR, NULL, &g);
-    free(full);
-    if (rc != 0) {
-        if (rc != GLOB_NOMATCH)
-            globfree(&g);
-        return 0;
-    }
-    /* Sorted for a stable input order. */
-    qsort(g.gl_pathv, g.gl_pathc, sizeof *g.gl_pathv, cmp_path);
-    size_t rootlen = strlen(root);
-    size_t added = 0;
-    for (size_t i = 0; i < g.gl_pathc; i++) {
-        const char *p = g.gl_pathv[i];
-        if (strncmp(p, root, rootlen) == 0 && p[rootlen] == '/')
-            p += rootlen + 1;
-        names_push(v, n, vr_xstrdup(p));
-        added++;
-    }
-    globfree(&g);
-    return (int)added;
 }
 
 typedef struct ranked {
@@ -80,7 +41,7 @@ static int cmp_ranked(const void *a, const void *b)
 
 /* Drop repeated names (two patterns matching one file), keeping the first
  * occurrence and the input order. */
-static void dedupe(char **v, size_t *n)
+void vr_build_dedupe(char **v, size_t *n)
 {
     ranked *r = vr_xmalloc((*n + 1) * sizeof *r);
     for (size_t i = 0; i < *n; i++)
@@ -103,35 +64,85 @@ static void dedupe(char **v, size_t *n)
     *n = out;
 }
 
+/* Contract: see build.h. */
+int vr_build_expand(const vr_build *b, char *const *pats, size_t n_pats,
+                    char *const *excl, size_t n_excl, const char *where,
+                    const char *what, char ***names, size_t *n, char **err)
+{
+    const vr_settings *s = b->settings;
+    const char *root = s->loader_root;
+    size_t first = *n;
+    for (size_t i = 0; i < n_pats; i++) {
+        const char *pat = pats[i];
+        if (root == NULL || !vr_glob_has_wildcard(pat)) {
+            names_push(names, n, vr_xstrdup(pat));
+            continue;
+        }
+        if (vr_glob_expand(root, pat, names, n) == 0) {
+            *err = vr_strfmt("%s%s: pattern '%s' matches no file under %s",
+                             where, what, pat, root);
+            return VSCHED_ECONFIG;
+        }
+    }
+    size_t out = first;
+    for (size_t i = first; i < *n; i++) {
+        size_t k = 0;
+        while (k < n_excl && !vr_glob_excluded(excl[k], (*names)[i]))
+            k++;
+        if (k < n_excl)
+            free((*names)[i]);
+        else
+            (*names)[out++] = (*names)[i];
+    }
+    *n = out;
+    return VSCHED_OK;
+}
+
+/* Contract: see build.h. */
+char *vr_build_batch_where(const vr_build *b)
+{
+    const vr_settings *s = b->settings;
+    return s->inputs_line > 0 ? vr_strfmt("%s:%u: ", s->path, s->inputs_line)
+                              : vr_strfmt("%s: ", s->path);
+}
+
+/* 1 when `name` names a target. */
+static int is_target(const vr_build *b, const char *name)
+{
+    return b->targets != NULL && vr_targets_find(b->targets, name) >= 0;
+}
+
 int vr_build_inputs(const vr_build *b, char ***names, size_t *n, char **err)
 {
     *names = NULL;
     *n = 0;
     *err = NULL;
-    if (b->cli->n_files > 0) {
-        for (size_t i = 0; i < b->cli->n_files; i++)
+    int named = 0;
+    for (size_t i = 0; i < b->cli->n_files; i++)
+        if (!is_target(b, b->cli->files[i])) {
             names_push(names, n, vr_xstrdup(b->cli->files[i]));
+            named = 1;
+        }
+    if (named)
         return VSCHED_OK;
-    }
     const vr_settings *s = b->settings;
-    const char *root = s->loader_root;
-    int rc = VSCHED_OK;
-    for (size_t i = 0; i < s->n_inputs; i++) {
-        const char *pat = s->inputs[i];
-        if (root == NULL || !has_wildcard(pat)) {
-            names_push(names, n, vr_xstrdup(pat));
+    char *where = vr_build_batch_where(b);
+    int rc = vr_build_expand(b, s->inputs, s->n_inputs, NULL, 0, where,
+                             "[batch] inputs", names, n, err);
+    free(where);
+    const vr_targets *t = b->targets;
+    for (size_t i = 0; rc == VSCHED_OK && t != NULL && i < t->n; i++) {
+        if (t->v[i].implicit)
             continue;
-        }
-        if (expand_pattern(root, pat, names, n) == 0) {
-            *err = vr_strfmt("%s:%u: [batch] inputs: pattern '%s' matches "
-                             "no file under %s",
-                             s->path, s->inputs_line, pat, root);
-            rc = VSCHED_ECONFIG;
-            break;
-        }
+        char *what = vr_strfmt("[target.%s] inputs", t->v[i].name);
+        rc = vr_build_expand(b, t->v[i].inputs, t->v[i].n_inputs,
+                             t->v[i].exclude, t->v[i].n_exclude,
+                             t->v[i].inputs_where, what, names, n, err);
+        free(what);
     }
     if (rc == VSCHED_OK && *n == 0) {
-        *err = vr_strfmt("%s: no inputs: set [batch] inputs or name FILES",
+        *err = vr_strfmt("%s: no inputs: set [batch] inputs, define a "
+                         "[target.NAME] or name FILES",
                          s->path);
         rc = VSCHED_ECONFIG;
     }
@@ -141,7 +152,7 @@ int vr_build_inputs(const vr_build *b, char ***names, size_t *n, char **err)
         *n = 0;
         return rc;
     }
-    dedupe(*names, n);
+    vr_build_dedupe(*names, n);
     return VSCHED_OK;
 }
 
@@ -250,10 +261,3 @@ void vr_session_print_counters(FILE *out, const vsched_stats *stp)
 #undef U
 }
 
-/* Contract: see build.h. */
-const char *vr_build_link_name(const vr_build *b)
-{
-    if (b->cli->n_files > 0)
-        return NULL;
-    return b->settings->link;
-}

@@ -19,6 +19,7 @@
 #include "cli/cli.h"
 #include "config/config.h"
 #include "config/settings.h"
+#include "config/targets.h"
 
 typedef struct vr_build {
     const vr_cli *cli;
@@ -31,6 +32,8 @@ typedef struct vr_build {
     FILE *out;   /* progress and results */
     FILE *err;   /* errors */
     vr_coord *coord; /* the host's coordinator pool (borrowed); required */
+    const vr_targets *targets; /* [target.*] and [batch] link, varied;
+                                  NULL: none */
 } vr_build;
 
 /* The scheduler and its stage pools for one run. The coordinator is not
@@ -53,11 +56,30 @@ void vr_session_print_stats(FILE *out, vsched *s);
 void vr_session_print_counters(FILE *out, const vsched_stats *st);
 
 /* Expand the build's inputs into source names (heap array of heap strings,
- * *n entries): FILES from the command line if any, else [batch] inputs,
- * each a glob pattern under [loader] root when the loader has a root (a
- * pattern without wildcards is taken as a name). A pattern matching nothing
- * is an error. Returns 0 or VSCHED_ECONFIG with *err set. */
+ * *n entries): the FILES of the command line that are not target names
+ * if any, else [batch] inputs and every target's inputs (less its
+ * excludes), each a glob pattern (glob.h) under [loader] root when the
+ * loader has a root (a pattern without wildcards is taken as a name).
+ * Duplicates are dropped, the first kept. A pattern matching nothing is
+ * an error naming it. Returns 0 or VSCHED_ECONFIG with *err set. */
 int vr_build_inputs(const vr_build *b, char ***names, size_t *n, char **err);
+
+/* Append to *names (*n entries) the names `pats` match under the loader
+ * root (glob.h), without those `excl` removes; `where` ("FILE:LINE: " or
+ * "--set: ", as schema.h makes it) and `what` say where the patterns are
+ * for "WHERE WHAT: pattern 'P' matches no file under ROOT". Returns 0 or
+ * VSCHED_ECONFIG with *err set (*names keeps what was appended; the
+ * caller frees it). */
+int vr_build_expand(const vr_build *b, char *const *pats, size_t n_pats,
+                    char *const *excl, size_t n_excl, const char *where,
+                    const char *what, char ***names, size_t *n, char **err);
+
+/* Where [batch] inputs is set, as vr_build_expand takes it (heap). */
+char *vr_build_batch_where(const vr_build *b);
+
+/* Drop repeated names of v (*n entries), keeping the first occurrence
+ * and the order; the dropped strings are freed. */
+void vr_build_dedupe(char **v, size_t *n);
 
 /* Free what vr_build_inputs returned. */
 void vr_build_inputs_free(char **names, size_t n);
@@ -65,9 +87,5 @@ void vr_build_inputs_free(char **names, size_t n);
 /* The profiles to build: --profile flags, else [batch] profiles, else
  * "release". Heap array of heap strings (vr_build_inputs_free). */
 char **vr_build_profiles(const vr_build *b, size_t *n);
-
-/* The [batch] link name when the link runs: [batch] link is set and the
- * inputs are [batch] inputs (FILES build just those objects); else NULL. */
-const char *vr_build_link_name(const vr_build *b);
 
 #endif

@@ -82,30 +82,48 @@ static void vr_plan_check(vr_plan *p, vr_incr *in)
     free(hashed);
 }
 
-/* Decide one profile's link. */
-static void vr_plan_link(vr_plan *p, vr_incr *in, vr_link *l, size_t prof)
+/* Decide one link: its objects, then its libraries (decided before it). */
+static void vr_plan_link(vr_plan *p, vr_incr *in, vr_link *l)
 {
-    vr_row *rows = &p->rows[prof * p->n_inputs];
-    l->inputs = vr_xcalloc(p->n_inputs + 1, sizeof *l->inputs);
-    l->given = vr_xcalloc(p->n_inputs + 1, sizeof *l->given);
-    const char **paths = vr_xcalloc(p->n_inputs + 1, sizeof *paths);
-    uint64_t *hashes = vr_xcalloc(p->n_inputs + 1, sizeof *hashes);
+    size_t cap = l->n_rows + l->n_libs + 1;
+    l->inputs = vr_xcalloc(cap, sizeof *l->inputs);
+    l->given = vr_xcalloc(cap, sizeof *l->given);
+    l->lib_kinds = vr_xcalloc(l->n_libs + 1, sizeof *l->lib_kinds);
+    l->lib_names = vr_xcalloc(l->n_libs + 1, sizeof *l->lib_names);
+    const char **paths = vr_xcalloc(cap, sizeof *paths);
+    uint64_t *hashes = vr_xcalloc(cap, sizeof *hashes);
     size_t n = 0;
     const char *first_dirty = NULL;
-    for (size_t i = 0; i < p->n_inputs; i++) {
-        l->inputs[l->n_inputs++] = rows[i].name;
-        if (rows[i].req >= 0) {
+    for (size_t k = 0; k < l->n_rows; k++) {
+        const vr_row *r = &p->rows[l->rows[k]];
+        l->inputs[l->n_inputs++] = r->name;
+        if (r->req >= 0) {
             if (first_dirty == NULL)
-                first_dirty = rows[i].name;
+                first_dirty = r->name;
             continue;
         }
-        if (rows[i].rec != NULL && rows[i].rec->out_path != NULL) {
-            l->given[l->n_given++] = rows[i].rec->out_path;
-            paths[n] = rows[i].rec->out_path;
-            hashes[n++] = rows[i].rec->out_hash;
+        if (r->rec != NULL && r->rec->out_path != NULL) {
+            l->given[l->n_given++] = r->rec->out_path;
+            paths[n] = r->rec->out_path;
+            hashes[n++] = r->rec->out_hash;
         }
     }
-    l->rec = vr_bind_job_record(in->bind, "link", l->name, l->profile);
+    for (size_t k = 0; k < l->n_libs; k++) {
+        const vr_link *lib = &p->links[l->libs[k]];
+        l->lib_kinds[k] = lib->kind;
+        l->lib_names[k] = lib->name;
+        if (lib->run) {
+            if (first_dirty == NULL)
+                first_dirty = lib->name;
+            continue;
+        }
+        if (lib->rec != NULL && lib->rec->out_path != NULL) {
+            l->given[l->n_given++] = lib->rec->out_path;
+            paths[n] = lib->rec->out_path;
+            hashes[n++] = lib->rec->out_hash;
+        }
+    }
+    l->rec = vr_bind_job_record(in->bind, l->kind, l->name, l->profile);
     memset(&l->v, 0, sizeof l->v);
     if (first_dirty != NULL) {
         l->v.reason = l->rec != NULL ? VR_INPUTS : VR_NEW;
@@ -113,8 +131,9 @@ static void vr_plan_link(vr_plan *p, vr_incr *in, vr_link *l, size_t prof)
     } else {
         const vr_profile_keys *k = vr_incr_keys(in, l->profile);
         uint8_t key[16];
-        vr_keys_job(key, "link", l->name, l->profile, k->config, k->tool,
-                    paths, hashes, n);
+        vr_keys_job(key, l->kind, l->name, l->profile,
+                    vr_bind_job_config(k->config, l->salt), k->tool, paths,
+                    hashes, n);
         vr_dirty_job(l->rec, key, &l->v, &in->outputs_hashed);
     }
     l->run = l->v.reason != VR_CURRENT;
@@ -122,10 +141,34 @@ static void vr_plan_link(vr_plan *p, vr_incr *in, vr_link *l, size_t prof)
     free(hashes);
 }
 
+/* 1 when `kind` is the kind of a target's job. */
+static int vr_is_target_kind(const char *kind)
+{
+    return strcmp(kind, "link") == 0 || strcmp(kind, "static") == 0 ||
+           strcmp(kind, "shared") == 0;
+}
+
+/* 1 when `profile` is one of these profiles, or a variant
+ * "BASE+TARGET" of one of the first n_base of them (a variant no longer
+ * made: its records are of the build too). */
+static int vr_plan_profile(const vr_strmap *profs, const vr_strmap *bases,
+                           const char *profile)
+{
+    if (vr_strmap_get(profs, profile) >= 0)
+        return 1;
+    const char *plus = strchr(profile, '+');
+    if (plus == NULL)
+        return 0;
+    char *base = vr_strfmt("%.*s", (int)(plus - profile), profile);
+    int in = vr_strmap_get(bases, base) >= 0;
+    free(base);
+    return in;
+}
+
 /* The records of these profiles whose source is not an input any more,
- * and the links of these profiles that are no longer configured. */
+ * and the jobs of these profiles that are no longer configured. */
 static void vr_plan_removed(vr_plan *p, vr_incr *in, char *const *profiles,
-                            size_t n_profiles, const char *link)
+                            size_t n_profiles, size_t n_base)
 {
     vr_strmap *here = vr_strmap_new(p->n_rows);
     for (size_t i = 0; i < p->n_rows; i++) {
@@ -133,13 +176,23 @@ static void vr_plan_removed(vr_plan *p, vr_incr *in, char *const *profiles,
         vr_strmap_put(here, k, 1);
         free(k);
     }
+    vr_strmap *jobs = vr_strmap_new(p->n_links + 1);
+    for (size_t i = 0; i < p->n_links; i++) {
+        const vr_link *l = &p->links[i];
+        char *k = vr_strmap_key(l->kind, l->name, l->profile);
+        vr_strmap_put(jobs, k, 1);
+        free(k);
+    }
     vr_strmap *profs = vr_strmap_new(n_profiles);
+    vr_strmap *bases = vr_strmap_new(n_base + 1);
     for (size_t i = 0; i < n_profiles; i++)
         vr_strmap_put(profs, profiles[i], 1);
+    for (size_t i = 0; i < n_base; i++)
+        vr_strmap_put(bases, profiles[i], 1);
     for (size_t i = 0; i < in->snap.n_art; i++) {
         const vr_art_row *r = &in->snap.art[i];
         char *k = vr_strmap_key(r->source, r->profile, NULL);
-        int gone = vr_strmap_get(profs, r->profile) >= 0 &&
+        int gone = vr_plan_profile(profs, bases, r->profile) &&
                    vr_strmap_get(here, k) < 0;
         free(k);
         if (!gone)
@@ -147,47 +200,51 @@ static void vr_plan_removed(vr_plan *p, vr_incr *in, char *const *profiles,
         p->removed = vr_xrealloc(p->removed,
                                  (p->n_removed + 1) * sizeof *p->removed);
         p->removed[p->n_removed++] = (vr_removal){
-            vr_xstrdup(r->source), vr_xstrdup(r->profile),
+            NULL, vr_xstrdup(r->source), vr_xstrdup(r->profile),
             r->out_path != NULL ? vr_xstrdup(r->out_path) : NULL, 0};
     }
     for (size_t i = 0; i < in->snap.n_job; i++) {
         const vr_job_row *j = &in->snap.job[i];
-        if (strcmp(j->kind, "link") != 0 ||
-            vr_strmap_get(profs, j->profile) < 0 ||
-            (link != NULL && strcmp(j->name, link) == 0))
+        if (!vr_is_target_kind(j->kind) ||
+            vr_strmap_get(profs, j->profile) < 0)
+            continue;
+        char *k = vr_strmap_key(j->kind, j->name, j->profile);
+        int here_now = vr_strmap_get(jobs, k) >= 0;
+        free(k);
+        if (here_now)
             continue;
         p->removed = vr_xrealloc(p->removed,
                                  (p->n_removed + 1) * sizeof *p->removed);
         p->removed[p->n_removed++] = (vr_removal){
-            vr_xstrdup(j->name), vr_xstrdup(j->profile),
+            vr_xstrdup(j->kind), vr_xstrdup(j->name), vr_xstrdup(j->profile),
             j->out_path != NULL ? vr_xstrdup(j->out_path) : NULL, 1};
     }
     vr_strmap_free(here);
+    vr_strmap_free(jobs);
     vr_strmap_free(profs);
+    vr_strmap_free(bases);
 }
 
 /* Contract: see plan.h. */
-void vr_plan_make(vr_plan *p, vr_incr *in, char *const *inputs,
-                  size_t n_inputs, char *const *profiles, size_t n_profiles,
-                  const char *link, int sweep)
+void vr_plan_make(vr_plan *p, vr_incr *in, const vr_work *w)
 {
     memset(p, 0, sizeof *p);
-    p->n_inputs = n_inputs;
-    p->n_profiles = n_profiles;
-    p->n_rows = n_inputs * n_profiles;
+    p->n_inputs = w->n_inputs;
+    p->n_profiles = w->n_profiles;
+    p->n_rows = w->n_rows;
     p->rows = vr_xcalloc(p->n_rows + 1, sizeof *p->rows);
-    char **canon = vr_xcalloc(n_inputs + 1, sizeof *canon);
-    for (size_t i = 0; i < n_inputs; i++)
-        canon[i] = vr_canonical(in, inputs[i], profiles, n_profiles);
-    for (size_t pr = 0; pr < n_profiles; pr++)
-        for (size_t i = 0; i < n_inputs; i++) {
-            vr_row *r = &p->rows[pr * n_inputs + i];
-            r->input = inputs[i];
-            r->name = vr_xstrdup(canon[i]);
-            r->profile = profiles[pr];
-            r->rec = vr_bind_record(in->bind, r->name, r->profile);
-            r->req = -1;
-        }
+    char **canon = vr_xcalloc(w->n_inputs + 1, sizeof *canon);
+    for (size_t i = 0; i < w->n_inputs; i++)
+        canon[i] = vr_canonical(in, w->inputs[i], w->profiles,
+                                w->n_profiles);
+    for (size_t i = 0; i < w->n_rows; i++) {
+        vr_row *r = &p->rows[i];
+        r->input = w->inputs[w->rows[i].input];
+        r->name = vr_xstrdup(canon[w->rows[i].input]);
+        r->profile = w->rows[i].profile;
+        r->rec = vr_bind_record(in->bind, r->name, r->profile);
+        r->req = -1;
+    }
     vr_plan_check(p, in);
     for (size_t i = 0; i < p->n_rows; i++) {
         vr_row *r = &p->rows[i];
@@ -196,23 +253,32 @@ void vr_plan_make(vr_plan *p, vr_incr *in, char *const *inputs,
         else if (r->v.out_restamped)
             p->restamped++;
     }
-    for (size_t i = 0; i < n_inputs; i++)
+    for (size_t i = 0; i < w->n_inputs; i++)
         free(canon[i]);
     free(canon);
-    if (link != NULL) {
-        p->links = vr_xcalloc(n_profiles + 1, sizeof *p->links);
-        p->link_plans = vr_xcalloc(n_profiles + 1, sizeof *p->link_plans);
-        for (size_t pr = 0; pr < n_profiles; pr++) {
-            vr_link *l = &p->links[p->n_links];
-            l->name = link;
-            l->profile = profiles[pr];
-            vr_plan_link(p, in, l, pr);
-            p->link_plans[p->n_links++] = (vr_link_plan){
-                l->name, l->profile, l->inputs, l->n_inputs};
-        }
+    p->links = vr_xcalloc(w->n_jobs + 1, sizeof *p->links);
+    p->link_plans = vr_xcalloc(w->n_jobs + 1, sizeof *p->link_plans);
+    for (size_t k = 0; k < w->n_jobs; k++) {
+        const vr_work_job *j = &w->jobs[k];
+        vr_link *l = &p->links[p->n_links];
+        l->kind = j->kind;
+        l->name = j->name;
+        l->profile = j->profile;
+        l->obj_profile = j->obj_profile;
+        l->rows = j->rows;
+        l->n_rows = j->n_rows;
+        l->libs = j->libs;
+        l->n_libs = j->n_libs;
+        l->salt = j->salt;
+        vr_plan_link(p, in, l);
+        p->link_plans[p->n_links++] = (vr_link_plan){
+            l->kind,      l->name,      l->profile, l->obj_profile,
+            l->inputs,    l->n_inputs,  l->lib_kinds, l->lib_names,
+            l->n_libs,    l->salt};
     }
-    if (sweep)
-        vr_plan_removed(p, in, profiles, n_profiles, link);
+    if (w->sweep)
+        vr_plan_removed(p, in, w->profiles, w->n_profiles,
+                        w->n_base_profiles);
 }
 
 /* Remove one output that left the build; say so. */
@@ -224,11 +290,15 @@ static void vr_remove_output(const vr_removal *r, FILE *out, int quiet)
                     strerror(errno));
         return;
     }
-    if (!quiet)
-        fprintf(out, r->is_job ? "vsched-run: removed %s (link %s [%s] is "
-                                 "no longer configured)\n"
-                               : "vsched-run: removed %s (%s [%s] is no "
-                                 "longer an input)\n",
+    if (quiet)
+        return;
+    if (r->is_job)
+        fprintf(out, "vsched-run: removed %s (%s %s [%s] is no longer "
+                     "configured)\n",
+                r->out_path, r->kind, r->what, r->profile);
+    else
+        fprintf(out, "vsched-run: removed %s (%s [%s] is no longer an "
+                     "input)\n",
                 r->out_path, r->what, r->profile);
 }
 
@@ -245,7 +315,7 @@ void vr_plan_apply(vr_plan *p, vr_incr *in, FILE *out, int quiet)
     int rc = VSCHED_OK;
     for (size_t i = 0; rc == VSCHED_OK && i < p->n_removed; i++) {
         const vr_removal *r = &p->removed[i];
-        rc = r->is_job ? vr_state_drop_job(in->state, "link", r->what,
+        rc = r->is_job ? vr_state_drop_job(in->state, r->kind, r->what,
                                            r->profile)
                        : vr_state_drop_artifact(in->state, r->what,
                                                 r->profile);
@@ -276,10 +346,13 @@ void vr_plan_free(vr_plan *p)
     for (size_t i = 0; i < p->n_links; i++) {
         free(p->links[i].inputs);
         free(p->links[i].given);
+        free(p->links[i].lib_kinds);
+        free(p->links[i].lib_names);
         vr_verdict_clear(&p->links[i].v);
         vsched_node_info_clear(&p->links[i].info);
     }
     for (size_t i = 0; i < p->n_removed; i++) {
+        free(p->removed[i].kind);
         free(p->removed[i].what);
         free(p->removed[i].profile);
         free(p->removed[i].out_path);

@@ -24,6 +24,7 @@
 
 #include "build/bind.h"
 #include "build/incr.h"
+#include "build/work.h"
 #include "state/dirty.h"
 
 typedef struct vr_row {
@@ -43,7 +44,15 @@ typedef struct vr_row {
 } vr_row;
 
 typedef struct vr_link {
+    const char *kind;        /* "link", "static", "shared" */
     const char *name, *profile;
+    const char *obj_profile; /* the profile of its objects */
+    const size_t *rows;      /* its objects (borrowed from the work) */
+    size_t n_rows;
+    const size_t *libs;      /* the links it links with: earlier links */
+    size_t n_libs;
+    const char **lib_kinds, **lib_names; /* theirs, for bind.h */
+    uint64_t salt;           /* the target's own keys */
     const vr_job_row *rec;
     vr_verdict v;            /* VR_CURRENT, or why it runs */
     int run;
@@ -59,7 +68,8 @@ typedef struct vr_link {
 } vr_link;
 
 typedef struct vr_removal {
-    char *what;              /* source name or link name */
+    char *kind;              /* the job's kind; NULL for a source */
+    char *what;              /* source name or job name */
     char *profile;
     char *out_path;          /* may be NULL */
     int is_job;
@@ -69,7 +79,8 @@ typedef struct vr_plan {
     vr_row *rows;
     size_t n_rows, n_inputs, n_profiles;
     size_t n_dirty;
-    vr_link *links;          /* one per profile with [batch] link */
+    vr_link *links;          /* one per target and profile, each after
+                                the links it links with */
     size_t n_links;
     vr_link_plan *link_plans;/* the same, as bind.h takes them */
     vr_removal *removed;     /* outputs of files that left the inputs */
@@ -77,14 +88,12 @@ typedef struct vr_plan {
     size_t restamped;        /* outputs touched but unchanged */
 } vr_plan;
 
-/* Decide. `link` is the [batch] link name or NULL; `sweep` says the
- * inputs are all of [batch] inputs (not FILES), so a record of another
- * source of these profiles belongs to a file that left them. Calls the
- * loader's realpath (host context) for inputs without a record under
+/* Decide for what `w` asks (borrowed until vr_plan_free). `w->sweep`
+ * says everything configured is built, so a record of another source or
+ * job of these profiles belongs to something that left the build. Calls
+ * the loader's realpath (host context) for inputs without a record under
  * their own name. Never fails. */
-void vr_plan_make(vr_plan *p, vr_incr *in, char *const *inputs,
-                  size_t n_inputs, char *const *profiles, size_t n_profiles,
-                  const char *link, int sweep);
+void vr_plan_make(vr_plan *p, vr_incr *in, const vr_work *w);
 
 /* Carry out the part of the plan that needs no stage: remove the outputs
  * of files that left the inputs (saying so on `out`) and write, in one

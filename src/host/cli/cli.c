@@ -25,7 +25,8 @@ enum {
     OPT_CLEAN,
     OPT_CACHE,
     OPT_NO_WAIT,
-    OPT_REPORT
+    OPT_REPORT,
+    OPT_LIST_TARGETS
 };
 
 static const struct option long_opts[] = {
@@ -45,6 +46,7 @@ static const struct option long_opts[] = {
     {"no-wait", no_argument, NULL, OPT_NO_WAIT},
     {"report", required_argument, NULL, OPT_REPORT},
     {"list-plugins", no_argument, NULL, OPT_LIST},
+    {"list-targets", no_argument, NULL, OPT_LIST_TARGETS},
     {"describe-plugin", required_argument, NULL, OPT_DESCRIBE},
     {"version", no_argument, NULL, OPT_VERSION},
     {"help", no_argument, NULL, OPT_HELP},
@@ -53,11 +55,12 @@ static const struct option long_opts[] = {
 
 void vr_cli_usage(FILE *out)
 {
-    fputs("usage: vsched-run --config FILE [options] [FILES...]\n"
+    fputs("usage: vsched-run --config FILE [options] [FILES or TARGETS...]\n"
           "\n"
-          "Build the sources named by [batch] inputs (or FILES, source names\n"
-          "relative to the loader root) through Source, Analysis and\n"
-          "Artifact, for each profile.\n"
+          "Build the sources named by [batch] inputs and the [target.NAME]\n"
+          "programs and libraries (or only the FILES, source names relative\n"
+          "to the loader root, and the TARGETS named, with what they link)\n"
+          "through Source, Analysis and Artifact, for each profile.\n"
           "\n"
           "options:\n"
           "  --config FILE          the INI file (required to build)\n"
@@ -81,6 +84,7 @@ void vr_cli_usage(FILE *out)
           "  --no-wait              when another vsched-run uses the state\n"
           "                         directory, fail instead of waiting\n"
           "  --list-plugins         list the plugins found and exit\n"
+          "  --list-targets         list the configured targets and exit\n"
           "  --describe-plugin NAME print a plugin's configuration keys\n"
           "  --version              print the version and exit\n"
           "  --help                 print this help and exit\n"
@@ -172,6 +176,9 @@ int vr_cli_parse(vr_cli *cli, int argc, char **argv, char **err)
             break;
         case OPT_LIST:
             cli->list_plugins = 1;
+            break;
+        case OPT_LIST_TARGETS:
+            cli->list_targets = 1;
             break;
         case OPT_DESCRIBE:
             cli->describe = optarg;

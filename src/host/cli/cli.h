@@ -25,8 +25,10 @@ typedef struct vr_cli {
     int no_wait;               /* --no-wait: refuse a locked state_dir */
     const char *report;        /* --report FILE */
     int version, help, list_plugins;
+    int list_targets;          /* --list-targets */
     const char *describe;      /* --describe-plugin NAME */
-    char **files;              /* operands: source names (borrowed argv) */
+    char **files;              /* operands: source or target names
+                                  (borrowed argv) */
     size_t n_files;
 } vr_cli;
 

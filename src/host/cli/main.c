@@ -13,12 +13,14 @@
 #include "build/build.h"
 #include "build/coord.h"
 #include "build/deps.h"
+#include "build/work.h"
 #include "cli/cli.h"
 #include "cli/run.h"
 #include "cli/signals.h"
 #include "config/config.h"
 #include "config/plugin_host.h"
 #include "config/settings.h"
+#include "config/targets.h"
 
 /* Loaded plugins and their instances, torn down in reverse. */
 typedef struct loaded {
@@ -36,16 +38,11 @@ static void unload(loaded *l)
     vr_plugin_close(l->loader_plugin);
 }
 
-/* Open the plugin `name` ([section] plugin) and instantiate it with its
- * section of cfg. */
-static int load_role(const vr_config *cfg, const char *name,
-                     const char *section, unsigned role, vr_plugin **p,
-                     void **inst)
+/* Open the plugin `name` ([section] plugin). */
+static int open_role(const vr_config *cfg, const char *name, vr_plugin **p)
 {
     char *err = NULL;
-    if (vr_plugin_open(p, name, cfg, &err) != VSCHED_OK ||
-        vr_plugin_instantiate(*p, role, cfg, section, inst, &err) !=
-            VSCHED_OK) {
+    if (vr_plugin_open(p, name, cfg, &err) != VSCHED_OK) {
         fprintf(stderr, "vsched-run: %s\n", err != NULL ? err : "error");
         free(err);
         return -1;
@@ -53,11 +50,43 @@ static int load_role(const vr_config *cfg, const char *name,
     return 0;
 }
 
+/* Instantiate the open plugin `p` with its section of cfg. */
+static int make_role(const vr_config *cfg, vr_plugin *p, const char *section,
+                     unsigned role, void **inst)
+{
+    char *err = NULL;
+    if (vr_plugin_instantiate(p, role, cfg, section, inst, &err) !=
+        VSCHED_OK) {
+        fprintf(stderr, "vsched-run: %s\n", err != NULL ? err : "error");
+        free(err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Targets need an executor with a job operation: refused before its
+ * configuration gets the targets' variant profiles. */
+static int check_jobs(const vr_settings *set, const vr_targets *t,
+                      vr_plugin *executor)
+{
+    const vsched_plugin *d = vr_plugin_descriptor(executor);
+    const vsched_executor_ops *x = d->executor;
+    if (t->n == 0 || (x != NULL && VR_OPS_COVERS(x, vsched_executor_ops,
+                                                 job) && x->job != NULL))
+        return 0;
+    fprintf(stderr, "vsched-run: %s: executor '%s' cannot link: it has no "
+                    "job operation; targets and [batch] link need one (the "
+                    "cc executor has)\n",
+            set->path, d->name);
+    return -1;
+}
+
 /* Create the coordinator pool once for the run ([vsched]
  * coordinator_threads; never handed to the scheduler), then run the batch
  * the command line asks for: --deps, or the build. */
 static int run_batch(const vr_cli *cli, const vr_settings *set,
-                     const vr_config *cfg, const loaded *l)
+                     const vr_config *cfg, const loaded *l,
+                     const vr_targets *targets)
 {
     const vsched_plugin *ld = vr_plugin_descriptor(l->loader_plugin);
     const vsched_plugin *ex = vr_plugin_descriptor(l->executor_plugin);
@@ -73,6 +102,7 @@ static int run_batch(const vr_cli *cli, const vr_settings *set,
         .executor_desc = ex,
         .out = stdout,
         .err = stderr,
+        .targets = targets,
     };
     if (vr_coord_create(&b.coord, set->coordinator_threads) != VSCHED_OK) {
         fprintf(stderr, "vsched-run: cannot start coordinator threads\n");
@@ -120,17 +150,42 @@ static int run(const vr_cli *cli)
     vr_settings set;
     if (vr_settings_load(&set, cfg, &err) != VSCHED_OK)
         goto config_error;
-
+    vr_targets targets;
+    if (vr_targets_load(&targets, cfg, set.link, set.inputs, set.n_inputs,
+                        &err) != VSCHED_OK) {
+        vr_settings_free(&set);
+        goto config_error;
+    }
+    if (cli->list_targets) {
+        vr_build lb = {.cli = cli, .settings = &set, .cfg = cfg,
+                       .out = stdout, .err = stderr, .targets = &targets};
+        int rc = vr_work_list_targets(&lb);
+        vr_targets_free(&targets);
+        vr_settings_free(&set);
+        vr_config_free(cfg);
+        return rc == VSCHED_OK ? VR_EXIT_OK : VR_EXIT_USAGE;
+    }
     loaded l = {0};
     int status = VR_EXIT_USAGE;
-    if (load_role(cfg, set.loader_plugin, "loader", VSCHED_ROLE_LOADER,
-                  &l.loader_plugin, &l.loader_inst) == 0 &&
-        load_role(cfg, set.executor_plugin, "executor",
-                  VSCHED_ROLE_EXECUTOR, &l.executor_plugin,
-                  &l.executor_inst) == 0) {
-        status = run_batch(cli, &set, cfg, &l);
+    if (open_role(cfg, set.loader_plugin, &l.loader_plugin) == 0 &&
+        make_role(cfg, l.loader_plugin, "loader", VSCHED_ROLE_LOADER,
+                  &l.loader_inst) == 0 &&
+        open_role(cfg, set.executor_plugin, &l.executor_plugin) == 0 &&
+        check_jobs(&set, &targets, l.executor_plugin) == 0) {
+        /* The variant profiles' sections exist before the executor is
+         * made (targets.h). */
+        if (cli->n_profiles > 0)
+            vr_targets_vary(&targets, cfg, (char *const *)cli->profiles,
+                            cli->n_profiles, set.loader_root);
+        else
+            vr_targets_vary(&targets, cfg, set.profiles, set.n_profiles,
+                            set.loader_root);
+        if (make_role(cfg, l.executor_plugin, "executor",
+                      VSCHED_ROLE_EXECUTOR, &l.executor_inst) == 0)
+            status = run_batch(cli, &set, cfg, &l, &targets);
     }
     unload(&l);
+    vr_targets_free(&targets);
     vr_settings_free(&set);
     vr_config_free(cfg);
     return status;

@@ -116,7 +116,7 @@ static void vr_report_jobs(vr_json *j, const vr_plan *p,
         vr_json_key(j, "name");
         vr_json_string(j, l->name);
         vr_json_key(j, "kind");
-        vr_json_string(j, "link");
+        vr_json_string(j, l->kind);
         vr_json_key(j, "profile");
         vr_json_string(j, l->profile);
         vr_json_key(j, "status");

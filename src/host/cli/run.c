@@ -23,6 +23,7 @@
 #include "build/build.h"
 #include "build/incr.h"
 #include "build/plan.h"
+#include "build/work.h"
 #include "cli/clean.h"
 #include "cli/progress.h"
 #include "cli/report.h"
@@ -84,7 +85,7 @@ static void print_plan(const vr_build *b, const vr_plan *p)
         if (!l->run)
             continue;
         char *why = vr_reason_text(&l->v);
-        fprintf(b->out, "link %s %s: %s\n", l->profile, l->name, why);
+        fprintf(b->out, "%s %s %s: %s\n", l->kind, l->profile, l->name, why);
         free(why);
     }
     for (size_t i = 0; i < p->n_removed; i++)
@@ -122,7 +123,7 @@ static void take_outcomes(vr_incr *in, vr_plan *p)
     for (size_t k = 0; k < p->n_links; k++) {
         vr_link *l = &p->links[k];
         if (l->run && l->info.state == VSCHED_NODE_DONE &&
-            vr_bind_capture(in->bind, "link", l->name, l->profile, &c)) {
+            vr_bind_capture(in->bind, l->kind, l->name, l->profile, &c)) {
             l->outcome = c.outcome;
             vr_capture_clear(&c);
         }
@@ -139,7 +140,7 @@ static void record_links(vr_incr *in, const vr_plan *p)
         uint64_t ns = l->info.finished_ns > l->info.started_ns
                           ? l->info.finished_ns - l->info.started_ns
                           : 0;
-        vr_recorder_job(in->rec, "link", l->name, l->profile, ns);
+        vr_recorder_job(in->rec, l->kind, l->name, l->profile, ns);
     }
 }
 
@@ -174,6 +175,8 @@ static int report_failures(const vr_build *b, vr_progress *prog,
             if (b->cli->verbosity >= 0)
                 fprintf(b->out, l->outcome == VR_KEPT
                                     ? "vsched-run: %s is up to date\n"
+                                : strcmp(l->kind, "static") == 0
+                                    ? "vsched-run: archived %s\n"
                                     : "vsched-run: linked %s\n",
                         in->output != NULL ? in->output
                         : l->rec != NULL   ? l->rec->out_path
@@ -182,8 +185,8 @@ static int report_failures(const vr_build *b, vr_progress *prog,
         }
         bad = 1;
         if (in->state == VSCHED_NODE_CANCELLED) {
-            fprintf(b->out, "vsched-run: link %s [%s] not run: %s\n",
-                    l->name, l->profile,
+            fprintf(b->out, "vsched-run: %s %s [%s] not run: %s\n",
+                    l->kind, l->name, l->profile,
                     in->message != NULL ? in->message : "cancelled");
             continue;
         }
@@ -221,8 +224,8 @@ static void explain(const vr_build *b, const vr_plan *p)
             l->outcome == VR_KEPT)
             continue;
         char *why = vr_reason_text(&l->v);
-        fprintf(b->out, "vsched-run: explain: link %s [%s]: %s\n", l->name,
-                l->profile, why);
+        fprintf(b->out, "vsched-run: explain: %s %s [%s]: %s\n", l->kind,
+                l->name, l->profile, why);
         free(why);
     }
 }
@@ -358,26 +361,24 @@ int vr_build_run(const vr_build *b)
     if (b->cli->clean)
         return vr_clean_run(b);
     double t0 = vr_now_s();
-    char **inputs = NULL, *err = NULL;
-    size_t n_inputs = 0, n_profiles = 0;
-    if (vr_build_inputs(b, &inputs, &n_inputs, &err) != VSCHED_OK) {
+    char *err = NULL;
+    vr_work work;
+    if (vr_work_make(&work, b, &err) != VSCHED_OK) {
         fprintf(b->err, "vsched-run: %s\n", err);
         free(err);
         return VR_EXIT_USAGE;
     }
-    char **profiles = vr_build_profiles(b, &n_profiles);
     vr_incr *in = NULL;
     int status = VR_EXIT_USAGE;
     vr_signals_phase(VR_SIG_EXIT, NULL);
-    if (vr_incr_open(&in, b, profiles, n_profiles, b->cli->dry_run, &err) !=
-        VSCHED_OK) {
+    if (vr_incr_open(&in, b, work.profiles, work.n_profiles,
+                     b->cli->dry_run, &err) != VSCHED_OK) {
         fprintf(b->err, "vsched-run: %s\n", err);
         free(err);
         goto done;
     }
     vr_plan plan;
-    vr_plan_make(&plan, in, inputs, n_inputs, profiles, n_profiles,
-                 vr_build_link_name(b), b->cli->n_files == 0);
+    vr_plan_make(&plan, in, &work);
     int links = 0;
     for (size_t k = 0; k < plan.n_links; k++)
         links |= plan.links[k].run;
@@ -398,7 +399,6 @@ int vr_build_run(const vr_build *b)
     vr_plan_free(&plan);
 done:
     vr_incr_close(in);
-    vr_build_inputs_free(inputs, n_inputs);
-    vr_build_inputs_free(profiles, n_profiles);
+    vr_work_free(&work);
     return status;
 }

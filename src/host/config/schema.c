@@ -80,6 +80,34 @@ const vsched_key vr_schema_resource[] = {
 const size_t vr_schema_resource_n =
     sizeof vr_schema_resource / sizeof vr_schema_resource[0];
 
+/* [target.NAME]: one program or library (config/targets.h reads it). */
+const vsched_key vr_schema_target[] = {
+    VR_KEY("kind", VSCHED_KEY_STRING, NULL, VSCHED_KEY_REQUIRED,
+           "executable, static or shared"),
+    VR_KEY("inputs", VSCHED_KEY_LIST, NULL, VSCHED_KEY_REQUIRED,
+           "glob patterns of its sources under the loader root (** "
+           "recursive)"),
+    VR_KEY("exclude", VSCHED_KEY_LIST, "", 0,
+           "glob patterns removed from inputs (a directory removes what "
+           "is under it)"),
+    VR_KEY("link_with", VSCHED_KEY_LIST, "", 0,
+           "other targets linked in, in this order"),
+    VR_KEY("output", VSCHED_KEY_STRING, NULL, 0,
+           "file name of the result (default NAME, NAME.a, NAME.so)"),
+    VR_KEY("cflags", VSCHED_KEY_LIST, NULL, 0,
+           "compile flags of its objects, instead of the executor's"),
+    VR_KEY("defines", VSCHED_KEY_LIST, "", 0,
+           "preprocessor definitions (NAME or NAME=VALUE) of its objects"),
+    VR_KEY("include_dirs", VSCHED_KEY_LIST, "", 0,
+           "include directories of its objects, searched first"),
+    VR_KEY("ldflags", VSCHED_KEY_LIST, NULL, 0,
+           "link flags, instead of the executor's"),
+    VR_KEY("libs", VSCHED_KEY_LIST, NULL, 0,
+           "libraries after the objects, instead of the executor's"),
+};
+const size_t vr_schema_target_n =
+    sizeof vr_schema_target / sizeof vr_schema_target[0];
+
 /* ---- helpers --------------------------------------------------------- */
 
 /* Contract: optimal-string-alignment distance (insertions, deletions,
@@ -357,7 +385,9 @@ static const char *const vr_fixed_sections[] = { "vsched", "loader",
                                                  "executor", "batch",
                                                  "cache" };
 #define VR_N_FIXED (sizeof vr_fixed_sections / sizeof vr_fixed_sections[0])
-static const char *const vr_named_sections[] = { "profile", "resource" };
+static const char *const vr_named_sections[] = { "profile", "resource",
+                                                 "target" };
+#define VR_N_NAMED (sizeof vr_named_sections / sizeof vr_named_sections[0])
 
 /* NAME of [profile.NAME] / [resource.NAME]: non-empty, [A-Za-z0-9_.-]. */
 static int vr_good_name(const char *s)
@@ -379,7 +409,7 @@ static int vr_check_section_name(const vr_config *cfg, const char *name,
             return 0;
     const char *dot = strchr(name, '.');
     size_t plen = dot ? (size_t)(dot - name) : strlen(name);
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < VR_N_NAMED; i++) {
         const char *p = vr_named_sections[i];
         if (strlen(p) != plen || strncmp(name, p, plen) != 0)
             continue;
@@ -397,7 +427,7 @@ static int vr_check_section_name(const vr_config *cfg, const char *name,
                             vr_fixed_sections[i]);
     if (dot != NULL) {
         char *prefix = vr_strfmt("%.*s", (int)plen, name);
-        for (size_t i = 0; i < 2; i++) {
+        for (size_t i = 0; i < VR_N_NAMED; i++) {
             if (vr_close(prefix, vr_named_sections[i])) {
                 free(prefix);
                 return vr_error(err, cfg, name, NULL,
@@ -410,7 +440,7 @@ static int vr_check_section_name(const vr_config *cfg, const char *name,
     return vr_error(err, cfg, name, NULL,
                     "unknown section [%s]; accepted sections: [vsched], "
                     "[loader], [executor], [batch], [cache], "
-                    "[profile.NAME], [resource.NAME]",
+                    "[profile.NAME], [resource.NAME], [target.NAME]",
                     name);
 }
 
@@ -444,15 +474,23 @@ int vr_schema_validate_host(const vr_config *cfg, char **err)
     *err = NULL;
     size_t ns;
     const char *const *names = vr_config_sections(cfg, &ns);
-    for (size_t i = 0; i < ns; i++)
+    int targets = 0;
+    for (size_t i = 0; i < ns; i++) {
         if (vr_check_section_name(cfg, names[i], err) != 0)
             return VSCHED_ECONFIG;
+        targets |= strncmp(names[i], "target.", 7) == 0;
+    }
+    /* With targets, [batch] inputs is optional: they name the sources. */
+    vsched_key batch[sizeof vr_schema_batch / sizeof vr_schema_batch[0]];
+    memcpy(batch, vr_schema_batch, sizeof batch);
+    if (targets)
+        batch[0].flags &= ~(unsigned)VSCHED_KEY_REQUIRED;
     if (vr_check_plugin_section(cfg, "loader", err) != 0
         || vr_check_plugin_section(cfg, "executor", err) != 0
         || vr_schema_validate(cfg, "vsched", vr_schema_vsched,
                               vr_schema_vsched_n, NULL, 0, err) != 0
-        || vr_schema_validate(cfg, "batch", vr_schema_batch,
-                              vr_schema_batch_n, NULL, 0, err) != 0
+        || vr_schema_validate(cfg, "batch", batch, vr_schema_batch_n, NULL,
+                              0, err) != 0
         || vr_schema_validate(cfg, "cache", vr_schema_cache,
                               vr_schema_cache_n, NULL, 0, err) != 0)
         return VSCHED_ECONFIG;
@@ -460,6 +498,11 @@ int vr_schema_validate_host(const vr_config *cfg, char **err)
         if (strncmp(names[i], "resource.", 9) == 0
             && vr_schema_validate(cfg, names[i], vr_schema_resource,
                                   vr_schema_resource_n, NULL, 0, err) != 0)
+            return VSCHED_ECONFIG;
+    for (size_t i = 0; i < ns; i++)
+        if (strncmp(names[i], "target.", 7) == 0
+            && vr_schema_validate(cfg, names[i], vr_schema_target,
+                                  vr_schema_target_n, NULL, 0, err) != 0)
             return VSCHED_ECONFIG;
     return 0;
 }

@@ -26,7 +26,8 @@ int vr_schema_validate(const vr_config *cfg, const char *section,
                        char **err);
 
 /* Validate the whole file: only known sections (vsched, loader, executor,
- * batch, cache, profile.NAME, resource.NAME; "did you mean" when close),
+ * batch, cache, profile.NAME, resource.NAME, target.NAME; "did you mean"
+ * when close; [batch] inputs optional when there is a target),
  * and the
  * host's own sections' keys. Plugin sections are validated later, once the
  * plugins are loaded. */
@@ -54,6 +55,8 @@ extern const vsched_key vr_schema_cache[];
 extern const size_t vr_schema_cache_n;
 extern const vsched_key vr_schema_resource[];
 extern const size_t vr_schema_resource_n;
+extern const vsched_key vr_schema_target[];
+extern const size_t vr_schema_target_n;
 
 /* Edit distance, for "did you mean". */
 size_t vr_schema_distance(const char *a, const char *b);
