@@ -31,6 +31,9 @@ typedef struct vr_build {
     FILE *out;   /* progress and results */
     FILE *err;   /* errors */
     vr_coord *coord; /* the host's coordinator pool (borrowed); required */
+    /* Optional: the session's task observer (--trace, cli/trace.h). */
+    vsched_task_observer_fn task_observer;
+    void *task_observer_user;
 } vr_build;
 
 /* The scheduler and its stage pools for one run. The coordinator is not
