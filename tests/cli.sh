@@ -52,11 +52,21 @@ check "... located as <stdin>:LINE" grep -q "^vsched-run: <stdin>:2: .*cpu_threa
 printf '[vsched]\nx' | run --config - -n >"$S/stdin-syn.out" 2>&1
 check "--config - with a syntax error: exit 2, <stdin>:2" \
     sh -c "test $? -eq 2 && grep -q '<stdin>:2' '$S/stdin-syn.out'"
+python3 -c "print('[vsched]'); print('cpu_threads = 1' + ' ' * 5000)" |
+    run --config - -n >"$S/stdin-long.out" 2>&1
+check "--config - with an over-long line: exit 2, never truncated" \
+    sh -c "test $? -eq 2 && grep -q '^vsched-run: <stdin>:2: line too long' '$S/stdin-long.out'"
+printf '[vsched]\000\n' | run --config - -n >"$S/stdin-nul.out" 2>&1
+check "--config - with a NUL byte: exit 2, saying so" \
+    sh -c "test $? -eq 2 && grep -q 'holds a NUL byte' '$S/stdin-nul.out'"
 run --config /dev/null --color sometimes >"$S/color.out" 2>&1
 check "--color with a bad word: exit 2, saying the words" \
     sh -c "test $? -eq 2 && grep -q \"expected auto, always or never, got 'sometimes'\" '$S/color.out'"
 run --config "$S/b.ini" --compdb --graph >"$S/two.out" 2>&1
 check "--compdb with --graph: exit 2" test $? -eq 2
+run --config "$S/b.ini" --graph --trace "$S/x.json" >"$S/tg.out" 2>&1
+check "--trace with --graph: exit 2, saying why" \
+    sh -c "test $? -eq 2 && grep -q 'trace records a build: it cannot be combined with --graph' '$S/tg.out'"
 
 # ---- --compdb ---------------------------------------------------------------------------
 run --config "$S/b.ini" --compdb >"$S/compile_commands.json" 2>"$S/compdb.err"

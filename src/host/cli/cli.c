@@ -262,6 +262,16 @@ int vr_cli_parse(vr_cli *cli, int argc, char **argv, char **err)
         vr_cli_free(cli);
         return VSCHED_EINVAL;
     }
+    if (cli->trace != NULL && only > 0) {
+        *err = vr_strfmt("--trace records a build: it cannot be combined "
+                         "with %s",
+                         cli->deps     ? "--deps"
+                         : cli->compdb ? "--compdb"
+                         : cli->graph  ? "--graph"
+                                       : "--clean");
+        vr_cli_free(cli);
+        return VSCHED_EINVAL;
+    }
     if (cli->clean && (cli->deps || cli->dry_run)) {
         *err = vr_strfmt("--clean cannot be combined with %s",
                          cli->deps ? "--deps" : "-n");
