@@ -100,23 +100,26 @@ check "... what finished was recorded: the next run builds only the rest" \
     test "$(rebuilt "$S/after-int.json" | wc -l)" -eq "$left"
 
 # ---- SIGINT twice: at once ------------------------------------------------------------------------
-# A compiler that ignores SIGTERM: after the first SIGINT the run waits for
-# it (up to a second, then SIGKILL) before its summary; a second SIGINT
-# ends the run there and then, without one.
-printf '#!/bin/sh\nif [ "$1" = --version ]; then echo "slowcc 1"; exit 0; fi\ntrap "" TERM\n: >"%s/compiling"\nsleep 3\nexec cc "$@"\n' \
-    "$S" >"$S/slowcc"
+# A compiler that survives SIGTERM (it notes it in $S/termed and goes on):
+# after the first SIGINT the run waits up to a second for it, then
+# SIGKILLs it, before its summary. Once the compiler has heard the
+# cancel, a second SIGINT ends the run there and then, without one.
+printf '#!/bin/sh\nif [ "$1" = --version ]; then echo "slowcc 1"; exit 0; fi\necho $$ >"%s/ccpid"\ntrap ": >%s/termed" TERM\n: >"%s/compiling"\nwhile :; do sleep 0.05; done\n' \
+    "$S" "$S" "$S" >"$S/slowcc"
 edit_comment "$S/tree/include/all.h"
-rm -f "$S/compiling"
+rm -f "$S/compiling" "$S/termed" "$S/ccpid"
 start_bg "$S" int2 -j 1
 wait_for "$S/compiling"
 kill -INT "$VPID"
-sleep 0.2
+wait_for "$S/termed"
+check "the first SIGINT reached the running compile (SIGTERM)" test -e "$S/termed"
 kill -INT "$VPID"
 wait "$BG"
 check "a second SIGINT: exit 130" test $? -eq 130
 check "... at once: no summary printed" sh -c "! grep -q ' built, ' '$S/int2.out'"
-# The stubborn compile is orphaned; let it finish before the scratch goes.
-sleep 3
+# The compile it left behind is ours: end its process group.
+kill -KILL -"$(cat "$S/ccpid")" 2>/dev/null
+slow_cc "$S" 0
 build "$S" after-int2
 check "... and the state is consistent: the next run exits 0" test $? -eq 0
 finish
