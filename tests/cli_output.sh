@@ -93,8 +93,10 @@ check "SIGINT: exit 130" test $? -eq 130
 done_n=$(jq '[.files[] | select(.status == "ok")] | length' "$S/int.json")
 left=$((nsrc - done_n))
 check "... some finished ($done_n), some not" sh -c "test $done_n -ge 1 && test $left -ge 1"
-check "... the summary says it was interrupted and what was not built" \
-    grep -q "^vsched-run: interrupted: $left not built (src/d[01]/f[0-9]*\.c.*); what finished is recorded$" "$S/int.out"
+check "... the summary says it was interrupted and what was not built (and the link)" \
+    grep -q "^vsched-run: interrupted: $((left + 1)) not built (src/d[01]/f[0-9]*\.c.*); what finished is recorded$" "$S/int.out"
+check "... the interrupted link is not called a dependency failure" \
+    sh -c "! grep -q 'not run because a dependency failed' '$S/int.out'"
 build "$S" after-int
 check "... what finished was recorded: the next run builds only the rest" \
     test "$(rebuilt "$S/after-int.json" | wc -l)" -eq "$left"

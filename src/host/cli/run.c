@@ -145,6 +145,20 @@ static void record_links(vr_incr *in, const vr_plan *p)
     }
 }
 
+/* 1 when an Artifact of `profile` failed (itself, or by a dependency)
+ * this run. */
+static int profile_failed(const vr_plan *p, const char *profile)
+{
+    for (size_t i = 0; i < p->n_rows; i++) {
+        const vr_row *r = &p->rows[i];
+        if (r->req >= 0 && r->res != NULL && r->res->status != 0 &&
+            r->res->status != VSCHED_ECANCELLED &&
+            strcmp(r->profile, profile) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 /* Failures of rows (printed whole, and noted in the summary), the
  * warnings of the rows that succeeded, and the link lines; returns 1 when
  * something failed or was not built. */
@@ -196,10 +210,15 @@ static int report_failures(const vr_build *b, vr_progress *prog,
             fprintf(b->out, "vsched-run: link %s [%s] not run: %s\n",
                     l->name, l->profile,
                     in->message != NULL ? in->message : "cancelled");
-            if (in->message != NULL && strstr(in->message, "dependency"))
+            /* Not run because an object failed, or because the build
+             * was cut short (interrupt, -k) before its objects were. */
+            if (profile_failed(p, l->profile))
                 vr_summary_dep_failed(sum);
-            else
-                vr_summary_not_built(sum, l->name);
+            else {
+                char *what = vr_strfmt("link %s [%s]", l->name, l->profile);
+                vr_summary_not_built(sum, what);
+                free(what);
+            }
             continue;
         }
         vsched_result r = {
