@@ -35,7 +35,8 @@
  *   1.1  vsched_artifact_out.deps / n_deps (the files an artifact read, as
  *        the tool reports them); vsched_executor_ops.identity (what,
  *        besides its configuration, decides the executor's outputs);
- *        VSCHED_PLUGIN_CYCLES_FORBIDDEN.
+ *        VSCHED_PLUGIN_CYCLES_FORBIDDEN; vsched_executor_ops.command (the
+ *        command artifact() would run, for compile_commands.json).
  *
  * Ownership, in one rule: a buffer a plugin hands to the host through an
  * out-parameter is allocated with ctx->alloc and owned by the host from then
@@ -293,6 +294,21 @@ typedef struct vsched_artifact_out {
     size_t n_deps;
 } vsched_artifact_out;
 
+/* Since 1.1. What command() returns: the command artifact() would run for
+ * one file, for tools (compile_commands.json). Every pointer is
+ * ctx->alloc'ed and host-owned once set, also on failure; argv's strings
+ * too. All NULL/0 when the file has no command (a header). */
+typedef struct vsched_command_out {
+    char **argv;     /* argc strings and a NULL: the tool and its arguments
+                        as they would run, naming the final output (never a
+                        temporary) and leaving out what only a run of the
+                        host needs (cc: its -MD depfile, the launcher) */
+    size_t argc;
+    char *directory; /* absolute: the working directory argv runs in */
+    char *file;      /* absolute path of the source file argv reads */
+    char *output;    /* absolute path of the output argv writes */
+} vsched_command_out;
+
 /* A generic graph job (e.g. a link step). */
 typedef struct vsched_job_in {
     const char *kind;           /* borrowed; job kind, e.g. "link" */
@@ -343,6 +359,18 @@ typedef struct vsched_executor_ops {
      * executor built before. */
     int (*identity)(void *inst, const vsched_ctx *ctx, const char *profile,
                     uint64_t *id);
+
+    /* Since 1.1. Optional (may be NULL). The command artifact() would run
+     * for `name` (`kind`: the loader's classification) in `profile`, into
+     * *out (zeroed by the host; see vsched_command_out), computed without
+     * running anything and without creating or changing any file. Returns
+     * 0 (a file without a command leaves *out empty), VSCHED_EINVAL (a name
+     * or profile it cannot build) or VSCHED_ENOMEM; a failure may set
+     * diagnostics through ctx->diag. Called from the host's main thread,
+     * while no stage runs. */
+    int (*command)(void *inst, const vsched_ctx *ctx, const char *name,
+                   const char *kind, const char *profile,
+                   vsched_command_out *out);
 } vsched_executor_ops;
 
 /* ------------------------------------------------------------------------

@@ -391,6 +391,7 @@ static const vsched_executor_ops cc_executor = {
     .snapshot_free = cc_snapshot_free,
     .job = cc__job,
     .identity = cc__identity,
+    .command = cc__command,
 };
 
 static const vsched_plugin cc_plugin = {

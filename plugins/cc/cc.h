@@ -110,6 +110,13 @@ CC__HIDDEN int cc__artifact(void *inst, const vsched_ctx *ctx,
  * VSCHED_ETOOL (cannot run it, with a diagnostic) or VSCHED_ENOMEM. */
 CC__HIDDEN int cc__identity(void *inst, const vsched_ctx *ctx,
                             const char *profile, uint64_t *id);
+/* The compile command of `name` (ABI 1.1 command()): what cc__artifact
+ * runs, without the launcher and the depfile flags, naming the final
+ * output; empty for kinds other than "c"/"cxx". Touches no file. Returns
+ * 0, VSCHED_EINVAL (an output name it cannot make) or VSCHED_ENOMEM. */
+CC__HIDDEN int cc__command(void *inst, const vsched_ctx *ctx,
+                           const char *name, const char *kind,
+                           const char *profile, vsched_command_out *out);
 /* Graph job of target NAME, into out_dir/PROFILE/OUTPUT: kind "link"
  * links the inputs (objects, then libraries) into an executable, "shared"
  * into a shared library (-shared, soname OUTPUT), "static" archives them

@@ -321,11 +321,13 @@ static int cc_safe_name(const char *s)
     return 1;
 }
 
-/* Fill out->path (out_dir/PROFILE/REL + ext) and out->tmp_path and create
- * the directory. `ext` replaces REL's extension when non-NULL. */
-static int cc_paths(cc_inst *cc, const vsched_ctx *ctx, const char *file,
-                    const char *profile, const char *rel, const char *ext,
-                    vsched_artifact_out *out)
+/* The output path of `rel` for `profile` (out_dir/PROFILE/REL, `ext`
+ * replacing REL's extension when non-NULL) into path[cap]. VSCHED_EINVAL
+ * (with a diagnostic) for a name or profile that cannot be one. */
+static int cc_out_path(const cc_inst *cc, const vsched_ctx *ctx,
+                       const char *file, const char *profile,
+                       const char *rel, const char *ext, char *path,
+                       size_t cap)
 {
     if (!cc_safe_name(rel) || !cc_safe_name(profile) || strchr(profile, '/')) {
         cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
@@ -338,14 +340,24 @@ static int cc_paths(cc_inst *cc, const vsched_ctx *ctx, const char *file,
     dot = ext != NULL ? strrchr(base, '.') : NULL;
     int stem = (int)(dot != NULL && dot != base ? (size_t)(dot - rel)
                                                 : strlen(rel));
+    int n = snprintf(path, cap, "%s/%s/%.*s%s", cc->out_dir, profile, stem,
+                     rel, ext != NULL ? ext : "");
+    return n < 0 || (size_t)n >= cap ? VSCHED_EINVAL : VSCHED_OK;
+}
+
+/* Fill out->path (cc_out_path) and out->tmp_path and create the
+ * directory. */
+static int cc_paths(cc_inst *cc, const vsched_ctx *ctx, const char *file,
+                    const char *profile, const char *rel, const char *ext,
+                    vsched_artifact_out *out)
+{
     char path[PATH_MAX], tmp[PATH_MAX + 64];
-    int n = snprintf(path, sizeof path, "%s/%s/%.*s%s", cc->out_dir, profile,
-                     stem, rel, ext != NULL ? ext : "");
+    int rc = cc_out_path(cc, ctx, file, profile, rel, ext, path, sizeof path);
+    if (rc != VSCHED_OK)
+        return rc;
     unsigned long k = __atomic_fetch_add(&cc->counter, 1, __ATOMIC_RELAXED);
-    if (n < 0 || (size_t)n >= sizeof path)
-        return VSCHED_EINVAL;
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%lu", path, (long)getpid(), k);
-    int rc = cc_mkdirs(ctx, file, path);
+    rc = cc_mkdirs(ctx, file, path);
     if (rc != VSCHED_OK)
         return rc;
     out->path = cc__host_strdup(ctx, path);
@@ -475,6 +487,29 @@ static void cc_argv_free(cc_argv *a)
     free(a->v);
 }
 
+/* Append the compile of `name` for profile `p` writing `output` (after
+ * the launcher, if any): compiler, cflags, include dirs, the depfile
+ * flags when `depfile` is non-NULL, -c SOURCE -o OUTPUT. The one place
+ * the command is made, so that command() names what artifact() runs. */
+static void cc_compile_argv(const cc_inst *cc, const cc_profile *p,
+                            const char *name, const char *depfile,
+                            const char *output, cc_argv *a)
+{
+    cc_arg(a, "%s", cc->compiler);
+    cc_args(a, &p->cflags);
+    for (size_t i = 0; i < cc->include_dirs.n; i++)
+        cc_arg(a, "-I%s/%s", cc->root, cc->include_dirs.v[i]);
+    if (depfile != NULL) {
+        cc_arg(a, "-MD");
+        cc_arg(a, "-MF");
+        cc_arg(a, "%s", depfile);
+    }
+    cc_arg(a, "-c");
+    cc_arg(a, "%s/%s", cc->root, name);
+    cc_arg(a, "-o");
+    cc_arg(a, "%s", output);
+}
+
 /* Run `a` writing out->tmp_path; clears `out` on failure. */
 static int cc_run_argv(cc_inst *cc, const vsched_ctx *ctx, cc_argv *a,
                        const char *file, vsched_artifact_out *out)
@@ -507,17 +542,7 @@ int cc__artifact(void *inst, const vsched_ctx *ctx,
     snprintf(depfile, sizeof depfile, "%s.d", out->tmp_path);
     cc_argv a = {0};
     cc_args(&a, &cc->launcher);
-    cc_arg(&a, "%s", cc->compiler);
-    cc_args(&a, &p->cflags);
-    for (size_t i = 0; i < cc->include_dirs.n; i++)
-        cc_arg(&a, "-I%s/%s", cc->root, cc->include_dirs.v[i]);
-    cc_arg(&a, "-MD");
-    cc_arg(&a, "-MF");
-    cc_arg(&a, "%s", depfile);
-    cc_arg(&a, "-c");
-    cc_arg(&a, "%s/%s", cc->root, in->name);
-    cc_arg(&a, "-o");
-    cc_arg(&a, "%s", out->tmp_path);
+    cc_compile_argv(cc, p, in->name, depfile, out->tmp_path, &a);
     rc = cc_run_argv(cc, ctx, &a, in->name, out);
     if (rc == VSCHED_OK)
         rc = cc_take_depfile(cc, ctx, in->name, depfile, out);
@@ -532,6 +557,70 @@ int cc__artifact(void *inst, const vsched_ctx *ctx,
     out->artifact_hash = XXH3_64bits_withSeed(
         key, sizeof key, XXH3_64bits(in->name, strlen(in->name)));
     return VSCHED_OK;
+}
+
+/* ---- command ------------------------------------------------------------- */
+
+static void cc_command_clear(const vsched_ctx *ctx, vsched_command_out *out)
+{
+    for (size_t i = 0; out->argv != NULL && i < out->argc; i++)
+        ctx->free(ctx, out->argv[i]);
+    if (out->argv != NULL)
+        ctx->free(ctx, out->argv);
+    if (out->directory != NULL)
+        ctx->free(ctx, out->directory);
+    if (out->file != NULL)
+        ctx->free(ctx, out->file);
+    if (out->output != NULL)
+        ctx->free(ctx, out->output);
+    memset(out, 0, sizeof *out);
+}
+
+/* Contract in cc.h. */
+int cc__command(void *inst, const vsched_ctx *ctx, const char *name,
+                const char *kind, const char *profile,
+                vsched_command_out *out)
+{
+    cc_inst *cc = inst;
+    memset(out, 0, sizeof *out);
+    if (kind == NULL || (strcmp(kind, "c") != 0 && strcmp(kind, "cxx") != 0))
+        return VSCHED_OK; /* headers and other files have no command */
+    const cc_profile *p = cc__profile(cc, profile);
+    if (p == NULL)
+        return VSCHED_ENOMEM;
+    char path[PATH_MAX], cwd[PATH_MAX], file[PATH_MAX];
+    int rc = cc_out_path(cc, ctx, name, profile, name, ".o", path,
+                         sizeof path);
+    if (rc != VSCHED_OK)
+        return rc;
+    int n = snprintf(file, sizeof file, "%s/%s", cc->root, name);
+    if (n < 0 || (size_t)n >= sizeof file || getcwd(cwd, sizeof cwd) == NULL)
+        return VSCHED_EINVAL;
+    cc_argv a = {0};
+    cc_compile_argv(cc, p, name, NULL, path, &a);
+    if (a.oom) {
+        cc_argv_free(&a);
+        return VSCHED_ENOMEM;
+    }
+    out->argv = ctx->alloc(ctx, (a.n + 1) * sizeof *out->argv);
+    rc = out->argv != NULL ? VSCHED_OK : VSCHED_ENOMEM;
+    for (size_t i = 0; rc == VSCHED_OK && i < a.n; i++) {
+        out->argv[i] = cc__host_strdup(ctx, a.v[i]);
+        out->argc = i + 1;
+        out->argv[i + 1] = NULL;
+        if (out->argv[i] == NULL)
+            rc = VSCHED_ENOMEM;
+    }
+    cc_argv_free(&a);
+    out->directory = cc__host_strdup(ctx, cwd);
+    out->file = cc__host_strdup(ctx, file);
+    out->output = cc__host_strdup(ctx, path);
+    if (rc == VSCHED_OK && (out->directory == NULL || out->file == NULL ||
+                            out->output == NULL))
+        rc = VSCHED_ENOMEM;
+    if (rc != VSCHED_OK)
+        cc_command_clear(ctx, out);
+    return rc;
 }
 
 /* ---- identity ------------------------------------------------------------ */

@@ -279,6 +279,7 @@ static int vr_try_restore(vr_bind *b, const vsched_ctx *ctx,
     vr_cache_entry e;
     if (b->o.cache == NULL)
         return 0;
+    uint64_t t0 = vr_mono_ns();
     if (vr_cache_lookup(b->o.cache, key, &e) != VSCHED_OK) {
         vr_cache_miss(b->o.cache);
         return 0;
@@ -305,6 +306,8 @@ static int vr_try_restore(vr_bind *b, const vsched_ctx *ctx,
     }
     if (ok) {
         cap->outcome = VR_RESTORED;
+        cap->restore_start_ns = t0;
+        cap->restore_end_ns = vr_mono_ns();
         cap->path = vr_xstrdup(e.out_path);
         cap->out_hash = e.hash;
         cap->n_tool_deps = e.n_deps;

@@ -65,6 +65,8 @@ typedef struct vr_capture {
     size_t n_tool_deps;
     int64_t started_wall_ns;/* when the executor started */
     uint64_t duration_ns;   /* the executor's time */
+    uint64_t restore_start_ns, restore_end_ns; /* RESTORED: when the cache
+                               linked it (CLOCK_MONOTONIC; for --trace) */
 } vr_capture;
 
 /* One profile's hashes (keys.h). */

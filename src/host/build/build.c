@@ -202,6 +202,8 @@ int vr_session_open(vr_session *ss, const vr_build *b,
         .observer = observer,
         .observer_user = observer_user,
         .ready_capacity = s->ready_capacity,
+        .task_observer = b->task_observer,
+        .task_observer_user = b->task_observer_user,
     };
     if (vsched_create(&ss->sched, &o) != 0) {
         fprintf(b->err, "vsched-run: cannot start the scheduler\n");

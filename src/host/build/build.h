@@ -34,6 +34,9 @@ typedef struct vr_build {
     vr_coord *coord; /* the host's coordinator pool (borrowed); required */
     const vr_targets *targets; /* [target.*] and [batch] link, varied;
                                   NULL: none */
+    /* Optional: the session's task observer (--trace, cli/trace.h). */
+    vsched_task_observer_fn task_observer;
+    void *task_observer_user;
 } vr_build;
 
 /* The scheduler and its stage pools for one run. The coordinator is not

@@ -26,7 +26,11 @@ enum {
     OPT_CACHE,
     OPT_NO_WAIT,
     OPT_REPORT,
-    OPT_LIST_TARGETS
+    OPT_LIST_TARGETS,
+    OPT_TRACE,
+    OPT_COMPDB,
+    OPT_GRAPH,
+    OPT_COLOR
 };
 
 static const struct option long_opts[] = {
@@ -45,6 +49,11 @@ static const struct option long_opts[] = {
     {"cache", no_argument, NULL, OPT_CACHE},
     {"no-wait", no_argument, NULL, OPT_NO_WAIT},
     {"report", required_argument, NULL, OPT_REPORT},
+    {"trace", required_argument, NULL, OPT_TRACE},
+    {"compdb", no_argument, NULL, OPT_COMPDB},
+    {"graph", no_argument, NULL, OPT_GRAPH},
+    {"color", required_argument, NULL, OPT_COLOR},
+    {"directory", required_argument, NULL, 'C'},
     {"list-plugins", no_argument, NULL, OPT_LIST},
     {"list-targets", no_argument, NULL, OPT_LIST_TARGETS},
     {"describe-plugin", required_argument, NULL, OPT_DESCRIBE},
@@ -55,7 +64,7 @@ static const struct option long_opts[] = {
 
 void vr_cli_usage(FILE *out)
 {
-    fputs("usage: vsched-run --config FILE [options] [FILES or TARGETS...]\n"
+    fputs("usage: vsched-run [--config FILE] [options] [FILES or TARGETS...]\n"
           "\n"
           "Build the sources named by [batch] inputs and the [target.NAME]\n"
           "programs and libraries (or only the FILES, source names relative\n"
@@ -63,13 +72,20 @@ void vr_cli_usage(FILE *out)
           "through Source, Analysis and Artifact, for each profile.\n"
           "\n"
           "options:\n"
-          "  --config FILE          the INI file (required to build)\n"
+          "  --config FILE          the INI file (default: ./vsched.ini; - reads\n"
+          "                         it from standard input)\n"
+          "  -C, --directory DIR    change to DIR first (before looking for\n"
+          "                         vsched.ini)\n"
           "  -j, --jobs N           CPU stage threads (overrides cpu_threads)\n"
-          "  -k, --keep-going N     stop after N failures (0 = never; default 1)\n"
+          "  -k, --keep-going N     stop after N failures (0 = never; default 1,\n"
+          "                         as ninja's -k)\n"
           "  -n, --dry-run          print what would be rebuilt and why, build\n"
           "                         nothing\n"
           "  -v, --verbose          say more (repeatable)\n"
-          "  -q, --quiet            print failures and the summary only\n"
+          "  -q, --quiet            print failures and the summary only (no\n"
+          "                         progress, no warnings)\n"
+          "  --color WHEN           auto (default: on a terminal, unless\n"
+          "                         NO_COLOR is set), always or never\n"
           "  --profile NAME         build this profile (repeatable; overrides\n"
           "                         [batch] profiles)\n"
           "  --set SECTION.KEY=VALUE  override a configuration key\n"
@@ -78,6 +94,12 @@ void vr_cli_usage(FILE *out)
           "                         (one line per input), build nothing\n"
           "  --explain              say why each file is rebuilt\n"
           "  --report FILE          write a JSON report of the run to FILE\n"
+          "  --trace FILE           write a Chrome trace-event JSON of the run\n"
+          "                         to FILE (Perfetto, chrome://tracing)\n"
+          "  --compdb               print compile_commands.json (every Artifact\n"
+          "                         command), build nothing\n"
+          "  --graph                print the graph of files, stages, blockers\n"
+          "                         and jobs as Graphviz dot, build nothing\n"
           "  --clean                remove the outputs and the state, build\n"
           "                         nothing\n"
           "  --cache                with --clean: remove the artifact cache too\n"
@@ -108,6 +130,19 @@ static int parse_count(const char *opt, const char *arg, int *out,
     return VSCHED_OK;
 }
 
+static int parse_color(const char *arg, int *out, char **err)
+{
+    static const char *const names[] = {"auto", "always", "never"};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(arg, names[i]) == 0) {
+            *out = i; /* VR_COLOR_AUTO, _ALWAYS, _NEVER */
+            return VSCHED_OK;
+        }
+    *err = vr_strfmt("--color: expected auto, always or never, got '%s'",
+                     arg);
+    return VSCHED_EINVAL;
+}
+
 static void push(const char ***v, size_t *n, const char *s)
 {
     *v = vr_xrealloc(*v, (*n + 1) * sizeof **v);
@@ -122,7 +157,7 @@ int vr_cli_parse(vr_cli *cli, int argc, char **argv, char **err)
     opterr = 0;
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, ":j:k:nvq", long_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":C:j:k:nvq", long_opts, NULL)) != -1) {
         int rc = VSCHED_OK;
         switch (c) {
         case OPT_CONFIG:
@@ -174,6 +209,21 @@ int vr_cli_parse(vr_cli *cli, int argc, char **argv, char **err)
         case OPT_REPORT:
             cli->report = optarg;
             break;
+        case OPT_TRACE:
+            cli->trace = optarg;
+            break;
+        case OPT_COMPDB:
+            cli->compdb = 1;
+            break;
+        case OPT_GRAPH:
+            cli->graph = 1;
+            break;
+        case OPT_COLOR:
+            rc = parse_color(optarg, &cli->color, err);
+            break;
+        case 'C':
+            push(&cli->dirs, &cli->n_dirs, optarg);
+            break;
         case OPT_LIST:
             cli->list_plugins = 1;
             break;
@@ -212,6 +262,23 @@ int vr_cli_parse(vr_cli *cli, int argc, char **argv, char **err)
         vr_cli_free(cli);
         return VSCHED_EINVAL;
     }
+    int only = cli->deps + cli->compdb + cli->graph + cli->clean;
+    if (only > 1) {
+        *err = vr_strfmt("--deps, --compdb, --graph and --clean each replace "
+                         "the build: give one of them");
+        vr_cli_free(cli);
+        return VSCHED_EINVAL;
+    }
+    if (cli->trace != NULL && only > 0) {
+        *err = vr_strfmt("--trace records a build: it cannot be combined "
+                         "with %s",
+                         cli->deps     ? "--deps"
+                         : cli->compdb ? "--compdb"
+                         : cli->graph  ? "--graph"
+                                       : "--clean");
+        vr_cli_free(cli);
+        return VSCHED_EINVAL;
+    }
     if (cli->clean && (cli->deps || cli->dry_run)) {
         *err = vr_strfmt("--clean cannot be combined with %s",
                          cli->deps ? "--deps" : "-n");
@@ -225,6 +292,7 @@ void vr_cli_free(vr_cli *cli)
 {
     free(cli->profiles);
     free(cli->sets);
-    cli->profiles = cli->sets = NULL;
-    cli->n_profiles = cli->n_sets = 0;
+    free(cli->dirs);
+    cli->profiles = cli->sets = cli->dirs = NULL;
+    cli->n_profiles = cli->n_sets = cli->n_dirs = 0;
 }

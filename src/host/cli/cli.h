@@ -8,7 +8,11 @@
 #include <stdio.h>
 
 typedef struct vr_cli {
-    const char *config;        /* --config FILE */
+    const char *config;        /* --config FILE ("-": standard input);
+                                  NULL: ./vsched.ini */
+    const char **dirs;         /* -C DIR (repeatable: each relative to the
+                                  one before, as make's) */
+    size_t n_dirs;
     int jobs;                  /* -j N; -1 when not given */
     int keep_going;            /* -k N; -1 when not given */
     int verbosity;             /* -1 quiet, 0 normal, 1+ verbose */
@@ -24,6 +28,10 @@ typedef struct vr_cli {
     int clean_cache;           /* --cache (with --clean): and the cache */
     int no_wait;               /* --no-wait: refuse a locked state_dir */
     const char *report;        /* --report FILE */
+    const char *trace;         /* --trace FILE: Chrome trace-event JSON */
+    int compdb;                /* --compdb: compile_commands.json, no build */
+    int graph;                 /* --graph: Graphviz dot, no build */
+    int color;                 /* --color: VR_COLOR_* */
     int version, help, list_plugins;
     int list_targets;          /* --list-targets */
     const char *describe;      /* --describe-plugin NAME */
@@ -31,6 +39,12 @@ typedef struct vr_cli {
                                   (borrowed argv) */
     size_t n_files;
 } vr_cli;
+
+/* --color=auto|always|never. auto: on a terminal unless NO_COLOR is set
+ * (to anything but the empty string). */
+#define VR_COLOR_AUTO 0
+#define VR_COLOR_ALWAYS 1
+#define VR_COLOR_NEVER 2
 
 /* Exit statuses of vsched-run. */
 #define VR_EXIT_OK 0

@@ -2,11 +2,13 @@
  * vsched-run -- read an INI file, load the loader and executor plugins it
  * names, and run a batch build (or --deps, or --clean) through libvsched,
  * fanned out on the host's coordinator pool (coord.h); incremental state
- * and the artifact cache under [vsched] state_dir (incr.h).
+ * and the artifact cache under [vsched] state_dir (incr.h). --compdb and
+ * --graph describe the build instead (compdb.h, graph.h).
  */
 #include <ltdl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <vsched/vsched.h>
 
@@ -15,6 +17,9 @@
 #include "build/deps.h"
 #include "build/work.h"
 #include "cli/cli.h"
+#include "cli/compdb.h"
+#include "cli/find_config.h"
+#include "cli/graph.h"
 #include "cli/run.h"
 #include "cli/signals.h"
 #include "config/config.h"
@@ -108,7 +113,10 @@ static int run_batch(const vr_cli *cli, const vr_settings *set,
         fprintf(stderr, "vsched-run: cannot start coordinator threads\n");
         return VR_EXIT_USAGE;
     }
-    int status = cli->deps ? vr_deps_run(&b) : vr_build_run(&b);
+    int status = cli->deps     ? vr_deps_run(&b)
+                 : cli->compdb ? vr_compdb_run(&b)
+                 : cli->graph  ? vr_graph_run(&b)
+                               : vr_build_run(&b);
     vr_coord_destroy(b.coord);
     return status;
 }
@@ -117,7 +125,7 @@ static int run(const vr_cli *cli)
 {
     char *err = NULL;
     vr_config *cfg = NULL;
-    if (cli->config == NULL) {
+    if (cli->config == NULL && access(VR_CONFIG_DEFAULT, F_OK) != 0) {
         if (cli->list_plugins)
             return vr_plugin_list(stdout, NULL) == 0 ? VR_EXIT_OK
                                                      : VR_EXIT_USAGE;
@@ -128,11 +136,8 @@ static int run(const vr_cli *cli)
             free(err);
             return rc == 0 ? VR_EXIT_OK : VR_EXIT_USAGE;
         }
-        fprintf(stderr, "vsched-run: --config FILE is required; try "
-                        "'vsched-run --help'\n");
-        return VR_EXIT_USAGE;
     }
-    if (vr_config_load(&cfg, cli->config, &err) != VSCHED_OK)
+    if (vr_config_find(cli, &cfg, &err) != VSCHED_OK)
         goto config_error;
     for (size_t i = 0; i < cli->n_sets; i++)
         if (vr_config_set(cfg, cli->sets[i], &err) != VSCHED_OK)
@@ -217,6 +222,10 @@ int main(int argc, char **argv)
                VSCHED_PLUGIN_ABI_MAJOR, VSCHED_PLUGIN_ABI_MINOR);
         vr_cli_free(&cli);
         return VR_EXIT_OK;
+    }
+    if (vr_change_dirs(&cli) != 0) {
+        vr_cli_free(&cli);
+        return VR_EXIT_USAGE;
     }
     /* Before any thread exists: SIGINT/SIGTERM go to one waiting thread
      * (signals.h), never to a handler. */

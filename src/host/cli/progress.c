@@ -4,27 +4,39 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
+#include "cli/cli.h"
 #include "cli/progress.h"
+#include "common/escape.h"
 #include "common/util.h"
+
+#define RED "\033[1;31m"
+#define YELLOW "\033[1;33m"
+#define RESET "\033[0m"
 
 struct vr_progress {
     FILE *out;
     int verbosity;
     int tty;
+    int color;
     size_t total;
-    /* lock: guards done and all output (leaf). */
+    /* lock: guards the fields below and all output (leaf). */
     pthread_mutex_t lock;
     size_t done;
+    size_t warnings;
     int line_dirty; /* a status line is on screen */
 };
 
-vr_progress *vr_progress_new(FILE *out, int verbosity, int tty, size_t total)
+vr_progress *vr_progress_new(FILE *out, int verbosity, int tty, int color,
+                             size_t total)
 {
     vr_progress *p = vr_xcalloc(1, sizeof *p);
     p->out = out;
     p->verbosity = verbosity;
     p->tty = tty;
+    p->color = color;
     p->total = total;
     pthread_mutex_init(&p->lock, NULL);
     return p;
@@ -36,6 +48,64 @@ void vr_progress_free(vr_progress *p)
         return;
     pthread_mutex_destroy(&p->lock);
     free(p);
+}
+
+/* Contract: see progress.h. */
+int vr_progress_use_color(FILE *out, int mode)
+{
+    if (mode == VR_COLOR_ALWAYS)
+        return 1;
+    if (mode == VR_COLOR_NEVER)
+        return 0;
+    const char *no = getenv("NO_COLOR");
+    return (no == NULL || no[0] == '\0') && isatty(fileno(out));
+}
+
+/* Contract: see progress.h. */
+unsigned vr_progress_width(int fd)
+{
+    struct winsize ws;
+    if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+    const char *c = getenv("COLUMNS");
+    long v = c != NULL ? strtol(c, NULL, 10) : 0;
+    return v > 0 && v < 10000 ? (unsigned)v : 80;
+}
+
+/* Back from `i` to the start of a UTF-8 sequence. */
+static size_t utf8_start(const char *s, size_t i)
+{
+    while (i > 0 && ((unsigned char)s[i] & 0xc0) == 0x80)
+        i--;
+    return i;
+}
+
+/* Contract: see progress.h. */
+void vr_progress_elide(const char *line, unsigned width, char *buf,
+                       size_t cap)
+{
+    size_t len = strlen(line);
+    if (cap == 0)
+        return;
+    if (len <= width || width < 8) {
+        size_t n = len < cap - 1 ? len : cap - 1;
+        if (width < 8 && n > width)
+            n = utf8_start(line, width);
+        memcpy(buf, line, n);
+        buf[n] = '\0';
+        return;
+    }
+    size_t keep = width - 3, head = keep / 2, tail = keep - head;
+    if (keep + 4 > cap)
+        head = tail = (cap - 4) / 2;
+    head = utf8_start(line, head);
+    size_t from = len - tail;
+    while (from < len && ((unsigned char)line[from] & 0xc0) == 0x80)
+        from++;
+    memcpy(buf, line, head);
+    memcpy(buf + head, "...", 3);
+    memcpy(buf + head + 3, line + from, len - from);
+    buf[head + 3 + (len - from)] = '\0';
 }
 
 static void clear_locked(vr_progress *p)
@@ -54,32 +124,72 @@ void vr_progress_clear(vr_progress *p)
     pthread_mutex_unlock(&p->lock);
 }
 
+/* The status line on a terminal, one column short of the width (a line
+ * that fills it wraps on some terminals): "[done/total] [FAILED ]STAGE "
+ * whole and the name elided in the middle to what is left (the whole line
+ * when even the prefix does not fit); the FAILED mark coloured after
+ * elision (codes take no columns). */
+static void status_line(vr_progress *p, const vsched_event *ev, int failed)
+{
+    char *name = vr_escape_name(ev->name);
+    char *head = vr_strfmt("[%zu/%zu] %s%s ", p->done, p->total,
+                           failed ? "FAILED " : "",
+                           vsched_stage_name(ev->stage));
+    unsigned width = vr_progress_width(fileno(p->out));
+    width = width > 1 ? width - 1 : width;
+    size_t hl = strlen(head), cap = hl + strlen(name) + 1;
+    char *shown = vr_xmalloc(cap);
+    if (hl + 8 <= width) {
+        memcpy(shown, head, hl);
+        vr_progress_elide(name, width - (unsigned)hl, shown + hl, cap - hl);
+    } else {
+        char *line = vr_strfmt("%s%s", head, name);
+        vr_progress_elide(line, width, shown, cap);
+        free(line);
+    }
+    char *mark = failed && p->color ? strstr(shown, "FAILED ") : NULL;
+    fputs("\r\033[K", p->out);
+    if (mark != NULL && mark < shown + hl) {
+        fprintf(p->out, "%.*s" RED "FAILED" RESET "%s", (int)(mark - shown),
+                shown, mark + 6);
+    } else {
+        fputs(shown, p->out);
+    }
+    p->line_dirty = 1;
+    free(shown);
+    free(head);
+    free(name);
+}
+
 void vr_progress_event(void *user, const vsched_event *ev)
 {
     vr_progress *p = user;
     int is_result = ev->stage == VSCHED_STAGE_ARTIFACT;
+    int failed = ev->status != 0;
     pthread_mutex_lock(&p->lock);
     if (is_result && p->done < p->total)
         p->done++;
     /* Cancelled stages are counted, not listed: the summary says how many
-     * were not built. */
-    if (p->verbosity < 0 || (!is_result && p->verbosity < 1) ||
-        ev->status == VSCHED_ECANCELLED) {
+     * were not built. A terminal shows every stage (one line, rewritten);
+     * plain output the results, every stage with -v. */
+    if (p->verbosity < 0 || ev->status == VSCHED_ECANCELLED ||
+        (!p->tty && !is_result && p->verbosity < 1)) {
         pthread_mutex_unlock(&p->lock);
         return;
     }
-    const char *stage = vsched_stage_name(ev->stage);
-    const char *verdict = ev->status == 0 ? "" : "FAILED ";
     if (p->tty) {
-        fprintf(p->out, "\r\033[K[%zu/%zu] %s%s %s", p->done, p->total,
-                verdict, stage, ev->name);
-        p->line_dirty = 1;
-    } else if (ev->profile != NULL && ev->profile[0] != '\0') {
-        fprintf(p->out, "[%zu/%zu] %s%s %s %s\n", p->done, p->total,
-                verdict, stage, ev->profile, ev->name);
+        status_line(p, ev, failed);
     } else {
-        fprintf(p->out, "[%zu/%zu] %s%s %s\n", p->done, p->total, verdict,
-                stage, ev->name);
+        fprintf(p->out, "[%zu/%zu] %s%s%s%s%s ", p->done, p->total,
+                failed && p->color ? RED : "", failed ? "FAILED" : "",
+                failed && p->color ? RESET : "", failed ? " " : "",
+                vsched_stage_name(ev->stage));
+        if (ev->profile != NULL && ev->profile[0] != '\0') {
+            vr_put_name(p->out, ev->profile);
+            fputc(' ', p->out);
+        }
+        vr_put_name(p->out, ev->name);
+        fputc('\n', p->out);
     }
     fflush(p->out);
     pthread_mutex_unlock(&p->lock);
@@ -97,15 +207,9 @@ static const char *sev_name(vsched_severity s)
     }
 }
 
-void vr_progress_failure(vr_progress *p, const vsched_result *r)
+/* The diagnostics of r, whole. */
+static void print_diags(vr_progress *p, const vsched_result *r)
 {
-    pthread_mutex_lock(&p->lock);
-    clear_locked(p);
-    fprintf(p->out, "FAILED: %s", r->name);
-    if (r->stage == VSCHED_STAGE_ARTIFACT && r->profile != NULL)
-        fprintf(p->out, " [%s]", r->profile);
-    fprintf(p->out, " (%s): %s\n", vsched_stage_name(r->failed_stage),
-            r->message != NULL ? r->message : vsched_strerror(r->status));
     for (size_t i = 0; i < r->n_diags; i++) {
         const vsched_diag *d = &r->diags[i];
         const char *msg = d->message != NULL ? d->message : "";
@@ -126,24 +230,56 @@ void vr_progress_failure(vr_progress *p, const vsched_result *r)
             fprintf(p->out, "%s: %s\n", sev_name(d->severity), msg);
         }
     }
+}
+
+/* "NAME [PROFILE]" of a result, escaped. */
+static void print_what(vr_progress *p, const vsched_result *r)
+{
+    vr_put_name(p->out, r->name);
+    if (r->stage == VSCHED_STAGE_ARTIFACT && r->profile != NULL) {
+        fputs(" [", p->out);
+        vr_put_name(p->out, r->profile);
+        fputc(']', p->out);
+    }
+}
+
+void vr_progress_failure(vr_progress *p, const vsched_result *r)
+{
+    pthread_mutex_lock(&p->lock);
+    clear_locked(p);
+    fputs(p->color ? RED "FAILED" RESET ": " : "FAILED: ", p->out);
+    print_what(p, r);
+    fprintf(p->out, " (%s): %s\n", vsched_stage_name(r->failed_stage),
+            r->message != NULL ? r->message : vsched_strerror(r->status));
+    print_diags(p, r);
     fflush(p->out);
     pthread_mutex_unlock(&p->lock);
 }
 
-void vr_progress_summary(vr_progress *p, size_t built, size_t failed,
-                         size_t cancelled, size_t current, size_t restored,
-                         double seconds)
+/* Contract: see progress.h. */
+void vr_progress_warning(vr_progress *p, const vsched_result *r,
+                         const char *plugin)
+{
+    if (r->n_diags == 0)
+        return;
+    pthread_mutex_lock(&p->lock);
+    p->warnings++;
+    if (p->verbosity >= 0) {
+        clear_locked(p);
+        fputs(p->color ? YELLOW "WARNING" RESET ": " : "WARNING: ", p->out);
+        print_what(p, r);
+        fprintf(p->out, " (%s)\n", plugin != NULL ? plugin : "executor");
+        print_diags(p, r);
+        fflush(p->out);
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Contract: see progress.h. */
+size_t vr_progress_warnings(vr_progress *p)
 {
     pthread_mutex_lock(&p->lock);
-    clear_locked(p);
-    fprintf(p->out, "vsched-run: %zu built, %zu failed", built, failed);
-    if (cancelled > 0)
-        fprintf(p->out, ", %zu not built", cancelled);
-    if (current > 0)
-        fprintf(p->out, ", %zu up to date", current);
-    if (restored > 0)
-        fprintf(p->out, ", %zu from cache", restored);
-    fprintf(p->out, " (%.2f s)\n", seconds);
-    fflush(p->out);
+    size_t n = p->warnings;
     pthread_mutex_unlock(&p->lock);
+    return n;
 }

@@ -29,6 +29,8 @@
 #include "cli/report.h"
 #include "cli/run.h"
 #include "cli/signals.h"
+#include "cli/summary.h"
+#include "cli/trace.h"
 #include "common/util.h"
 
 static double vr_now_s(void)
@@ -144,26 +146,49 @@ static void record_links(vr_incr *in, const vr_plan *p)
     }
 }
 
-/* Failures of rows, and the link lines; returns 1 when something failed
- * or was not built. */
+/* 1 when an Artifact of `profile` failed (itself, or by a dependency)
+ * this run. */
+static int profile_failed(const vr_plan *p, const char *profile)
+{
+    for (size_t i = 0; i < p->n_rows; i++) {
+        const vr_row *r = &p->rows[i];
+        if (r->req >= 0 && r->res != NULL && r->res->status != 0 &&
+            r->res->status != VSCHED_ECANCELLED &&
+            strcmp(r->profile, profile) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Failures of rows (printed whole, and noted in the summary), the
+ * warnings of the rows that succeeded, and the link lines; returns 1 when
+ * something failed or was not built. */
 static int report_failures(const vr_build *b, vr_progress *prog,
-                           const vr_plan *p, int verbose)
+                           vr_summary *sum, const vr_plan *p, int verbose)
 {
     int bad = 0;
     for (size_t i = 0; i < p->n_rows; i++) {
         const vr_row *r = &p->rows[i];
         if (r->req < 0)
             continue;
-        if (r->res == NULL) {
+        if (r->res == NULL || r->res->status == VSCHED_ECANCELLED) {
             bad = 1;
-        } else if (r->res->status == VSCHED_ECANCELLED) {
+            vr_summary_not_built(sum, r->input);
+        } else if (r->res->status == VSCHED_EDEPFAIL) {
             bad = 1;
+            vr_progress_failure(prog, r->res);
+            vr_summary_dep_failed(sum);
         } else if (r->res->status != 0) {
             bad = 1;
             vr_progress_failure(prog, r->res);
-        } else if (verbose && r->res->artifact_path != NULL) {
-            fprintf(b->out, "%s -> %s\n", r->res->name,
-                    r->res->artifact_path);
+            vr_summary_failed(sum, NULL, r->res->name, r->profile, r->res);
+        } else {
+            vr_progress_warning(prog, r->res, b->executor_desc != NULL
+                                                  ? b->executor_desc->name
+                                                  : NULL);
+            if (verbose && r->res->artifact_path != NULL)
+                fprintf(b->out, "%s -> %s\n", r->res->name,
+                        r->res->artifact_path);
         }
     }
     for (size_t k = 0; k < p->n_links; k++) {
@@ -188,6 +213,15 @@ static int report_failures(const vr_build *b, vr_progress *prog,
             fprintf(b->out, "vsched-run: %s %s [%s] not run: %s\n",
                     l->kind, l->name, l->profile,
                     in->message != NULL ? in->message : "cancelled");
+            /* Not run because an object failed, or because the build
+             * was cut short (interrupt, -k) before its objects were. */
+            if (profile_failed(p, l->profile))
+                vr_summary_dep_failed(sum);
+            else {
+                char *what = vr_strfmt("link %s [%s]", l->name, l->profile);
+                vr_summary_not_built(sum, what);
+                free(what);
+            }
             continue;
         }
         vsched_result r = {
@@ -200,6 +234,7 @@ static int report_failures(const vr_build *b, vr_progress *prog,
             .n_diags = in->n_diags,
         };
         vr_progress_failure(prog, &r);
+        vr_summary_failed(sum, "link", l->name, l->profile, &r);
     }
     return bad;
 }
@@ -254,6 +289,13 @@ static void print_incr_stats(const vr_build *b, const vr_plan *p,
                 (unsigned long long)info->cache.max_bytes);
 }
 
+/* -k N in force: the flag, else [vsched] keep_going. */
+static long vr_keep_going(const vr_build *b)
+{
+    return b->cli->keep_going >= 0 ? b->cli->keep_going
+                                   : b->settings->keep_going;
+}
+
 static void gather_info(vr_incr *in, vr_run_info *info)
 {
     info->sources_hashed = vr_sources_hashed(in->src);
@@ -267,8 +309,9 @@ static void gather_info(vr_incr *in, vr_run_info *info)
  * exit status given the build's. `sched` is the scheduler's last counters
  * (NULL when it never started). */
 static int finish_run(const vr_build *b, vr_incr *in, vr_plan *p,
-                      vr_progress *prog, const vsched_stats *sched,
-                      vr_run_info *info, int status)
+                      vr_progress *prog, const vr_summary *sum,
+                      const vsched_stats *sched, vr_run_info *info,
+                      int status)
 {
     gather_info(in, info);
     vr_tally t;
@@ -279,9 +322,36 @@ static int finish_run(const vr_build *b, vr_incr *in, vr_plan *p,
     } else {
         if (b->cli->explain)
             explain(b, p);
-        if (b->cli->verbosity >= 0 || status != VR_EXIT_OK)
-            vr_progress_summary(prog, t.rebuilt, t.failed, t.cancelled,
-                                t.current, t.restored, info->wall_s);
+        if (b->cli->verbosity >= 0 || status != VR_EXIT_OK) {
+            vr_progress_clear(prog);
+            /* Failed: what failed itself, rows and links; not built:
+             * what was cancelled or waited on a failure. */
+            size_t dep = 0, link_failed = 0, link_skipped = 0;
+            for (size_t i = 0; i < p->n_rows; i++)
+                dep += p->rows[i].req >= 0 && p->rows[i].ran &&
+                       p->rows[i].status == VSCHED_EDEPFAIL;
+            for (size_t k = 0; k < p->n_links; k++) {
+                const vr_link *l = &p->links[k];
+                link_failed += l->run && l->info.state == VSCHED_NODE_FAILED;
+                link_skipped +=
+                    l->run && l->info.state == VSCHED_NODE_CANCELLED;
+            }
+            vr_summary_counts c = {
+                .built = t.rebuilt,
+                .failed = t.failed - dep + link_failed,
+                .cancelled = t.cancelled + dep + link_skipped,
+                .current = t.current,
+                .restored = t.restored,
+                .warnings = vr_progress_warnings(prog),
+                .seconds = info->wall_s,
+            };
+            int why = info->interrupted ? VR_SUMMARY_INTERRUPTED
+                      : info->stopped   ? VR_SUMMARY_STOPPED
+                                        : 0;
+            vr_summary_print(sum, b->out,
+                             vr_progress_use_color(b->out, b->cli->color),
+                             why, vr_keep_going(b), &c);
+        }
     }
     char *msg = NULL;
     if (b->cli->report != NULL &&
@@ -304,23 +374,30 @@ static int finish_run(const vr_build *b, vr_incr *in, vr_plan *p,
 /* Steps 4 and 5 with the scheduler. The session is closed (no observer
  * call can come any more) before the recorder's last batch is committed;
  * the bindings outlive both. */
-static int build(const vr_build *b, vr_incr *in, vr_plan *p, double t0)
+static int build(const vr_build *b, vr_incr *in, vr_plan *p, double t0,
+                 vr_trace *trace)
 {
     vr_run_info info = {0};
-    long kg = b->cli->keep_going >= 0 ? b->cli->keep_going
-                                      : b->settings->keep_going;
+    long kg = vr_keep_going(b);
     int tty = isatty(fileno(b->out));
-    vr_progress *prog = vr_progress_new(b->out, b->cli->verbosity, tty,
-                                        p->n_dirty);
+    vr_progress *prog = vr_progress_new(
+        b->out, b->cli->verbosity, tty,
+        vr_progress_use_color(b->out, b->cli->color), p->n_dirty);
     if (vr_incr_start(in, p->link_plans, p->n_links) != VSCHED_OK) {
         fprintf(b->err, "vsched-run: cannot start the recorder thread\n");
         vr_progress_free(prog);
         return VR_EXIT_USAGE;
     }
+    vr_summary *sum = vr_summary_new();
     build_watch watch = {prog, NULL, in->rec, kg, 0, 0};
     vr_build wb = *b;
     wb.loader = vr_bind_loader(in->bind);
     wb.executor = vr_bind_executor(in->bind);
+    if (trace != NULL) {
+        wb.task_observer = vr_trace_task;
+        wb.task_observer_user = trace;
+    }
+    uint64_t build_ns = vr_trace_now_ns();
     vr_session ss;
     vsched_stats counters;
     int status = VR_EXIT_USAGE, ran = 0;
@@ -337,7 +414,7 @@ static int build(const vr_build *b, vr_incr *in, vr_plan *p, double t0)
         if (rc == 0) {
             take_outcomes(in, p);
             record_links(in, p);
-            status = report_failures(b, prog, p, b->cli->verbosity > 0)
+            status = report_failures(b, prog, sum, p, b->cli->verbosity > 0)
                          ? VR_EXIT_FAILED
                          : VR_EXIT_OK;
         }
@@ -349,9 +426,30 @@ static int build(const vr_build *b, vr_incr *in, vr_plan *p, double t0)
         p->rows[i].res = NULL;
     vr_session_close(&ss);
     vr_incr_finish(in); /* a failure to record is said, not fatal */
+    if (trace != NULL)
+        vr_trace_phase(trace, "build", build_ns, vr_trace_now_ns());
     if (ran)
-        status = finish_run(b, in, p, prog, &counters, &info, status);
+        status = finish_run(b, in, p, prog, sum, &counters, &info, status);
+    vr_summary_free(sum);
     vr_progress_free(prog);
+    return status;
+}
+
+/* --trace FILE: write it; a failure to is said and makes the run's
+ * status 2 when it was 0. */
+static int write_trace(const vr_build *b, vr_trace *trace, vr_incr *in,
+                       int status)
+{
+    char *msg = NULL;
+    if (trace == NULL)
+        return status;
+    if (vr_trace_write(trace, b->cli->trace, b->coord,
+                       in != NULL ? in->bind : NULL, &msg) != VSCHED_OK) {
+        fprintf(b->err, "vsched-run: %s\n", msg);
+        free(msg);
+        if (status == VR_EXIT_OK)
+            status = VR_EXIT_USAGE;
+    }
     return status;
 }
 
@@ -377,8 +475,14 @@ int vr_build_run(const vr_build *b)
         free(err);
         goto done;
     }
+    vr_trace *trace = b->cli->trace != NULL && !b->cli->dry_run
+                          ? vr_trace_new((uint64_t)(t0 * 1e9))
+                          : NULL;
+    uint64_t plan_ns = vr_trace_now_ns();
     vr_plan plan;
     vr_plan_make(&plan, in, &work);
+    if (trace != NULL)
+        vr_trace_phase(trace, "plan", plan_ns, vr_trace_now_ns());
     int links = 0;
     for (size_t k = 0; k < plan.n_links; k++)
         links |= plan.links[k].run;
@@ -391,11 +495,14 @@ int vr_build_run(const vr_build *b)
             vr_signals_phase(VR_SIG_DEFER, NULL);
             vr_run_info info = {0};
             info.wall_s = vr_now_s() - t0;
-            status = finish_run(b, in, &plan, NULL, NULL, &info, VR_EXIT_OK);
+            status = finish_run(b, in, &plan, NULL, NULL, NULL, &info,
+                                VR_EXIT_OK);
         } else {
-            status = build(b, in, &plan, t0);
+            status = build(b, in, &plan, t0, trace);
         }
+        status = write_trace(b, trace, in, status);
     }
+    vr_trace_free(trace);
     vr_plan_free(&plan);
 done:
     vr_incr_close(in);

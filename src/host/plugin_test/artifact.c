@@ -1,5 +1,5 @@
 /*
- * artifact -- artifact, job and identity in vsched-plugin-test, and their
+ * artifact -- artifact, command, job and identity in vsched-plugin-test, and their
  * output checked and published as the host does (rename of tmp_path, or
  * the bytes written to a temporary file and renamed); see plugin_test.h.
  */
@@ -169,6 +169,67 @@ void pt_artifact(pt_run *r, pt_file *f, size_t p)
     free(detail);
     f->artifacts[p] = path;
     pt_out_release(r, &out, op);
+    pt_command(r, f, p);
+}
+
+static int pt_absolute(const char *s)
+{
+    return s != NULL && s[0] == '/';
+}
+
+/* What command() returned for f, checked against what artifact()
+ * published. */
+static void pt_command_check(pt_run *r, const pt_file *f, size_t p,
+                             const char *op, const vsched_command_out *c)
+{
+    int bad = 0;
+    for (size_t i = 0; c->argv != NULL && i < c->argc; i++)
+        bad |= c->argv[i] == NULL;
+    if (bad || (c->argc > 0) != (c->argv != NULL) ||
+        (c->argv != NULL && c->argv[c->argc] != NULL))
+        pt_violation(r, "%s: argv does not hold argc strings and a NULL", op);
+    if (c->argc > 0 && (!pt_absolute(c->directory) || !pt_absolute(c->file) ||
+                        !pt_absolute(c->output)))
+        pt_violation(r, "%s: directory, file and output must be absolute "
+                        "paths",
+                     op);
+    const char *made = f->artifacts[p];
+    if (c->argc > 0 && made != NULL && c->output != NULL &&
+        strcmp(c->output, made) != 0)
+        pt_violation(r, "%s names output %s, but artifact wrote %s", op,
+                     c->output, made);
+    if (c->argc > 0 && made == NULL)
+        pt_warning(r, "%s gives a command, but artifact wrote no file", op);
+    if (c->argc == 0 && made != NULL)
+        pt_warning(r, "%s gives no command, but artifact wrote %s", op, made);
+}
+
+/* Contract: see plugin_test.h. */
+void pt_command(pt_run *r, const pt_file *f, size_t p)
+{
+    if (!VR_OPS_COVERS(r->xops, vsched_executor_ops, command) ||
+        r->xops->command == NULL)
+        return;
+    char op[128], kind[64] = "";
+    snprintf(op, sizeof op, "command[%s]", r->profiles[p]);
+    if (pt_classify(r, f->name, kind, sizeof kind) != 0)
+        return;
+    vsched_command_out c = {0};
+    int rc = r->xops->command(r->xinst, &r->ctx, f->name, kind,
+                              r->profiles[p], &c);
+    char *detail = vr_strfmt("%zu arguments%s%s", c.argc,
+                             c.argc > 0 ? ", output " : "",
+                             c.argc > 0 && c.output ? c.output : "");
+    pt_outcome(r, op, rc, rc == 0 ? detail : NULL);
+    free(detail);
+    if (rc == 0)
+        pt_command_check(r, f, p, op, &c);
+    for (size_t i = 0; c.argv != NULL && i < c.argc; i++)
+        pt_release(r, c.argv[i], "command argv[i]");
+    pt_release(r, c.argv, "command argv");
+    pt_release(r, c.directory, "command directory");
+    pt_release(r, c.file, "command file");
+    pt_release(r, c.output, "command output");
 }
 
 /* Contract: see plugin_test.h. */

@@ -144,6 +144,10 @@ void pt_run_free(pt_run *r);
 
 /* artifact of f for profile r->profiles[p], published. */
 void pt_artifact(pt_run *r, pt_file *f, size_t p);
+/* command (ABI 1.1, optional) of f for profile r->profiles[p], after its
+ * artifact: argv whole, paths absolute, and the output it names the one
+ * artifact published. */
+void pt_command(pt_run *r, const pt_file *f, size_t p);
 /* job KIND:NAME (--job) for each profile, with the published artifacts. */
 void pt_job(pt_run *r);
 /* identity (ABI 1.1, optional) of each profile, twice: it must be stable
