@@ -24,8 +24,8 @@ for i in $(seq 1 600); do
     [ "$(grep -c COMPILE_OK distccd.log)" -ge 3 ] && break
     sleep 0.02
 done
-remote=$(grep -c COMPILE_OK distccd.log)
 distccd_stop
+remote=$(grep -c COMPILE_OK distccd.log) # what it finished before it died
 wait $run
 rc=$?
 check "the build with the daemon gone fails: exit 1 (got $rc)" test "$rc" -eq 1
