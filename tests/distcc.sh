@@ -66,6 +66,21 @@ vsched_run --config local.ini -j2 --stats >local2.out 2>&1
 check "local --stats has no remote line" \
     sh -c "! grep -q '^stats: resource remote' local2.out"
 
+# 4b. A real compile error through distcc is the compiler's, said once,
+# without distcc's hint.
+cp -R tree badtree
+bad=$(head -1 badtree/sources.txt)
+echo 'int broken(void) { return }' >>"badtree/$bad"
+write_ini bad distcc
+sed -i 's|^root = tree$|root = badtree|' bad.ini
+DISTCC_FALLBACK=0 vsched_run --config bad.ini -j8 -k 0 >bad.out 2>&1
+check "a syntax error fails the build: exit 1" test $? -eq 1
+check "the compiler's error is shown" grep -q "expected" bad.out
+check "it is not blamed on distcc" \
+    sh -c "! grep -q 'distcc could not compile' bad.out"
+check "the other objects were built" \
+    test "$(find out/bad -name '*.o' | wc -l)" -eq "$((n - 1))"
+
 # 5. Refusals: exit 2, the offending text, what to do.
 refused() {
     _name=$1; _want=$2; shift 2

@@ -16,7 +16,9 @@
  *                  client waiting for that lock retries every
  *                  DISTCC_PAUSE_TIME_MSEC, set to 10 ms unless the
  *                  environment sets it (distcc's 1 s makes each wait a
- *                  1 s stall).
+ *                  1 s stall). DISTCC_SKIP_LOCAL_RETRY=1 (unless set)
+ *                  keeps one file's compile error from being compiled
+ *                  twice and from failing the others' compiles.
  *   ccache distcc  ccache runs first (hit: no compile at all); on a miss
  *                  it calls distcc through CCACHE_PREFIX, which is how
  *                  ccache documents the pair.
@@ -62,7 +64,7 @@ static long cc_find_word(const cc_words *w, const char *name)
 
 /* Environment entries (malloc'ed strings) put before environ's own. */
 typedef struct cc_envset {
-    char *v[4];
+    char *v[6];
     size_t n;
 } cc_envset;
 
@@ -160,6 +162,12 @@ static const char *cc_distcc_hosts(const vsched_config *cfg, cc_envset *e,
      * with -j deeper than the cores most of them do. */
     if (rc == 0 && getenv("DISTCC_PAUSE_TIME_MSEC") == NULL)
         rc = cc_env_add(e, "DISTCC_PAUSE_TIME_MSEC", CC_DISTCC_PAUSE_MS);
+    /* A compile error on a host makes distcc retry the file locally
+     * (compiling a broken file twice) and, failing that too, back the
+     * host off for 60 s: with fallbacks off every later compile of the
+     * build then fails "failed to distribute". */
+    if (rc == 0 && getenv("DISTCC_SKIP_LOCAL_RETRY") == NULL)
+        rc = cc_env_add(e, "DISTCC_SKIP_LOCAL_RETRY", "1");
     return rc == 0 ? NULL : "out of memory";
 }
 
@@ -172,7 +180,7 @@ const char *cc__launcher_configure(cc_inst *cc, const vsched_config *cfg,
         return "out of memory";
     cc_words *w = &cc->launcher;
     long d = cc_find_word(w, "distcc"), c = cc_find_word(w, "ccache");
-    cc_envset e = {{NULL, NULL, NULL, NULL}, 0};
+    cc_envset e = {{NULL}, 0};
     const char *err = NULL;
     if (d >= 0 && c > d) {
         snprintf(why, cap,
