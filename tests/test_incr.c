@@ -668,6 +668,31 @@ static void lock_held_by_another_process_refuses_without_wait(void)
 
 /* ---- the up-to-date check ---------------------------------------------------------- */
 
+/* A load or a deps record of a name the table did not have grows it; what
+ * was recorded must land in the grown table (it was once written through
+ * a pointer into the array the growth had just freed). */
+static void loads_recorded_while_the_table_grows_are_kept(void)
+{
+    vr_snapshot snap = {0};
+    vr_sources *src = vr_sources_new("/nonexistent", &snap);
+    char name[32];
+    for (unsigned i = 0; i < 1500; i++) {
+        snprintf(name, sizeof name, "f%u.c", i);
+        vr_sources_loaded(src, name, NULL, 0, 1000 + i);
+    }
+    unsigned kept = 0;
+    for (unsigned i = 0; i < 1500; i++) {
+        uint64_t h = 0;
+        vr_stamp st;
+        int have = 1;
+        snprintf(name, sizeof name, "f%u.c", i);
+        kept += vr_sources_load_info(src, name, &h, &st, &have) == 1 &&
+                h == 1000 + i && have == 0;
+    }
+    EXPECT_INT(kept, 1500);
+    vr_sources_free(src);
+}
+
 static void dirty_check_gives_the_first_reason_and_reads_only_changed_files(void)
 {
     char *dir = tmpdir(), *a = path2(dir, "a.c"), *h = path2(dir, "h.h"),
@@ -773,6 +798,7 @@ int main(void)
         T_(cache_sizes_parse_with_binary_suffixes),
         T_(lock_held_by_another_process_refuses_without_wait),
         T_(dirty_check_gives_the_first_reason_and_reads_only_changed_files),
+        T_(loads_recorded_while_the_table_grows_are_kept),
         T_(report_status_words_follow_how_the_run_ended),
 #undef T_
         {NULL, NULL},

@@ -37,7 +37,16 @@ static const vsched_key cc_schema[] = {
     {"out_dir", VSCHED_KEY_PATH, NULL, "directory receiving the outputs", 0,
      0, VSCHED_KEY_REQUIRED},
     {"launcher", VSCHED_KEY_LIST, "",
-     "command prefixed to compiles, e.g. ccache or distcc", 0, 0, 0},
+     "command prefixed to compiles: ccache, distcc or ccache distcc", 0, 0,
+     0},
+    {"distcc_hosts", VSCHED_KEY_STRING, NULL,
+     "distcc host list for the compiles (default: DISTCC_HOSTS, "
+     "~/.distcc/hosts, /etc/distcc/hosts)",
+     0, 0, 0},
+    {"fallback", VSCHED_KEY_BOOL, NULL,
+     "distcc compiles locally when a host fails (DISTCC_FALLBACK; unset: "
+     "inherited)",
+     0, 0, 0},
     {"ldflags", VSCHED_KEY_LIST, "", "link flags", 0, 0,
      VSCHED_KEY_PER_PROFILE},
     {"libs", VSCHED_KEY_LIST, "", "libraries, after the objects", 0, 0,
@@ -306,7 +315,7 @@ static void cc_destroy(void *inst)
         next = p->next;
         cc_profile_free(p);
     }
-    cc__words_free(&cc->launcher);
+    cc__launcher_free(cc);
     cc__words_free(&cc->include_dirs);
     free(cc->compiler);
     free(cc->ar);
@@ -349,8 +358,7 @@ static const char *cc_configure(cc_inst *cc, const vsched_config *cfg,
     if (cc->root == NULL)
         return why;
     size_t bad;
-    if (cc__words_parse(cfg->get(cfg, sec, "launcher"), &cc->launcher) ||
-        cc__words_parse(cfg->get(cfg, sec, "include_dirs"), &cc->include_dirs))
+    if (cc__words_parse(cfg->get(cfg, sec, "include_dirs"), &cc->include_dirs))
         return "out of memory";
     if (cc_normalise_dirs(&cc->include_dirs, &bad) != 0) {
         snprintf(why, cap, "include_dirs: '%s' is not inside the source root",
@@ -359,7 +367,7 @@ static const char *cc_configure(cc_inst *cc, const vsched_config *cfg,
     }
     v = cfg->get(cfg, sec, "timeout");
     cc->timeout = v != NULL ? strtoll(v, NULL, 10) : 0;
-    return NULL;
+    return cc__launcher_configure(cc, cfg, why, cap);
 }
 
 static int cc_create(const vsched_ctx *ctx, const vsched_config *cfg,

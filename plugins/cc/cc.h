@@ -6,6 +6,8 @@
  *   compile.c  Artifact (compile) and the link job: argv, spawn, capture;
  *              the compiler's identity
  *   depfile.c  the compiler's -MD depfile, parsed into source names
+ *   launcher.c the compile launcher (ccache, distcc) and its children's
+ *              environment; hosts.c, distcc host lists
  *
  * Every symbol here is hidden; the module exports only its entry.
  */
@@ -46,7 +48,9 @@ typedef struct cc_inst {
     char *out_dir;            /* absolute */
     char *compiler;
     char *ar;                 /* archiver of static targets */
-    cc_words launcher;
+    cc_words launcher;        /* words before the compiler (launcher.c) */
+    char **env;               /* the children's environment; NULL: environ */
+    int remote;               /* the launcher sends compiles to distcc */
     cc_words include_dirs;    /* normalised source names under root */
     long long timeout;        /* seconds, 0 = none */
     pthread_mutex_t lock;
@@ -126,6 +130,24 @@ CC__HIDDEN int cc__command(void *inst, const vsched_ctx *ctx,
  * cc__artifact. */
 CC__HIDDEN int cc__job(void *inst, const vsched_ctx *ctx,
                        const vsched_job_in *in, vsched_artifact_out *out);
+
+/* ---- launcher.c ---------------------------------------------------------- */
+
+/* Read `launcher`, `distcc_hosts` and `fallback` of the executor section
+ * into cc->launcher, cc->remote and cc->env (see launcher.c). Returns NULL,
+ * or the reason (static, or written into why[cap]) the configuration is
+ * refused. */
+CC__HIDDEN const char *cc__launcher_configure(cc_inst *cc,
+                                              const vsched_config *cfg,
+                                              char *why, size_t cap);
+/* Release what cc__launcher_configure made (idempotent). */
+CC__HIDDEN void cc__launcher_free(cc_inst *cc);
+/* After `tool` failed with wait status `status` compiling `file`: when it
+ * is the distcc launcher and the status is one of distcc's own (100..127),
+ * say through ctx->diag what failed and what to do. */
+CC__HIDDEN void cc__launcher_explain(const cc_inst *cc, const vsched_ctx *ctx,
+                                     const char *file, const char *tool,
+                                     int status);
 
 /* ---- depfile.c ----------------------------------------------------------- */
 

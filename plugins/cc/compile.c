@@ -180,8 +180,10 @@ static int cc_wait(const cc_inst *cc, const vsched_ctx *ctx, pid_t pid,
 
 /* ---- running a tool ------------------------------------------------------ */
 
-/* Spawn argv[0] with output on a pipe; 0 or an errno value. */
-static int cc_spawn(char *const argv[], pid_t *pid, int *rfd)
+/* Spawn argv[0] with output on a pipe, in cc's children's environment;
+ * 0 or an errno value. */
+static int cc_spawn(const cc_inst *cc, char *const argv[], pid_t *pid,
+                    int *rfd)
 {
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) != 0)
@@ -202,7 +204,8 @@ static int cc_spawn(char *const argv[], pid_t *pid, int *rfd)
     posix_spawnattr_setpgroup(&at, 0);
     posix_spawnattr_setsigmask(&at, &none);
     posix_spawnattr_setsigdefault(&at, &all);
-    int err = posix_spawnp(pid, argv[0], &fa, &at, argv, environ);
+    int err = posix_spawnp(pid, argv[0], &fa, &at, argv,
+                           cc->env != NULL ? cc->env : environ);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     close(pfd[1]);
@@ -239,7 +242,7 @@ static int cc_run(const cc_inst *cc, const vsched_ctx *ctx,
     char ebuf[128];
     pid_t pid = -1;
     int rfd = -1, status = 0;
-    int err = cc_spawn(argv, &pid, &rfd);
+    int err = cc_spawn(cc, argv, &pid, &rfd);
     if (err != 0) {
         cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0, "cannot run '%s': %s",
                   argv[0], cc_errstr(err, ebuf, sizeof ebuf));
@@ -257,6 +260,7 @@ static int cc_run(const cc_inst *cc, const vsched_ctx *ctx,
         rc = VSCHED_ETIMEDOUT;
     } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         cc_report_failure(ctx, argv[0], file, status, &o);
+        cc__launcher_explain(cc, ctx, file, argv[0], status);
         rc = VSCHED_ETOOL;
     } else if (access(tmp, F_OK) != 0) {
         cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
@@ -652,7 +656,7 @@ static int cc_compute_identity(cc_inst *cc, const vsched_ctx *ctx,
     char *argv[] = {cc->compiler, "--version", NULL};
     pid_t pid = -1;
     int rfd = -1, status = 0;
-    int err = cc_spawn(argv, &pid, &rfd);
+    int err = cc_spawn(cc, argv, &pid, &rfd);
     if (err != 0) {
         cc__diagf(ctx, VSCHED_SEV_ERROR, NULL, 0, "cannot run '%s': %s",
                   cc->compiler, cc_errstr(err, ebuf, sizeof ebuf));

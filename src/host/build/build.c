@@ -9,6 +9,7 @@
 
 #include "build/build.h"
 #include "build/glob.h"
+#include "build/remote.h"
 #include "cli/progress.h"
 #include "common/util.h"
 
@@ -220,7 +221,8 @@ int vr_session_open(vr_session *ss, const vr_build *b,
             return -1;
         }
     }
-    return 0;
+    /* Compiles sent to distcc hold `remote` (remote.h). */
+    return vr_remote_wire(ss->sched, b);
 }
 
 void vr_session_close(vr_session *ss)

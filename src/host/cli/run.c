@@ -24,6 +24,7 @@
 #include "build/incr.h"
 #include "build/plan.h"
 #include "build/work.h"
+#include "build/remote.h"
 #include "cli/clean.h"
 #include "cli/progress.h"
 #include "cli/report.h"
@@ -310,8 +311,8 @@ static void gather_info(vr_incr *in, vr_run_info *info)
  * (NULL when it never started). */
 static int finish_run(const vr_build *b, vr_incr *in, vr_plan *p,
                       vr_progress *prog, const vr_summary *sum,
-                      const vsched_stats *sched, vr_run_info *info,
-                      int status)
+                      const vsched_stats *sched, const char *resources,
+                      vr_run_info *info, int status)
 {
     gather_info(in, info);
     vr_tally t;
@@ -364,6 +365,8 @@ static int finish_run(const vr_build *b, vr_incr *in, vr_plan *p,
     if (b->cli->stats) {
         if (sched != NULL)
             vr_session_print_counters(b->out, sched);
+        if (resources != NULL)
+            fputs(resources, b->out);
         print_incr_stats(b, p, info);
     }
     if (info->interrupted || vr_signals_caught())
@@ -400,6 +403,7 @@ static int build(const vr_build *b, vr_incr *in, vr_plan *p, double t0,
     uint64_t build_ns = vr_trace_now_ns();
     vr_session ss;
     vsched_stats counters;
+    char *resources = NULL; /* the --stats lines of the resources */
     int status = VR_EXIT_USAGE, ran = 0;
     vsched_batch *batch = NULL;
     if (vr_session_open(&ss, &wb, on_event, &watch) == 0) {
@@ -419,6 +423,7 @@ static int build(const vr_build *b, vr_incr *in, vr_plan *p, double t0,
                          : VR_EXIT_OK;
         }
         vsched_get_stats(ss.sched, &counters);
+        resources = vr_remote_resource_lines(ss.sched);
         ran = 1;
     }
     vsched_batch_release(batch); /* rows keep copies; before the scheduler */
@@ -429,8 +434,10 @@ static int build(const vr_build *b, vr_incr *in, vr_plan *p, double t0,
     if (trace != NULL)
         vr_trace_phase(trace, "build", build_ns, vr_trace_now_ns());
     if (ran)
-        status = finish_run(b, in, p, prog, sum, &counters, &info, status);
+        status = finish_run(b, in, p, prog, sum, &counters, resources,
+                            &info, status);
     vr_summary_free(sum);
+    free(resources);
     vr_progress_free(prog);
     return status;
 }
@@ -495,8 +502,8 @@ int vr_build_run(const vr_build *b)
             vr_signals_phase(VR_SIG_DEFER, NULL);
             vr_run_info info = {0};
             info.wall_s = vr_now_s() - t0;
-            status = finish_run(b, in, &plan, NULL, NULL, NULL, &info,
-                                VR_EXIT_OK);
+            status = finish_run(b, in, &plan, NULL, NULL, NULL, NULL,
+                                &info, VR_EXIT_OK);
         } else {
             status = build(b, in, &plan, t0, trace);
         }

@@ -291,7 +291,8 @@ void vr_sources_loaded(vr_sources *s, const char *name, const vr_stamp *st,
                        int64_t seen_ns, uint64_t hash)
 {
     pthread_mutex_lock(&s->lock);
-    vr_src *e = &s->v[vr_ensure(s, name)];
+    size_t i = vr_ensure(s, name); /* may move s->v: index it after */
+    vr_src *e = &s->v[i];
     e->loaded = 1;
     e->load_hash = hash;
     e->load_has_st = st != NULL;
@@ -338,7 +339,8 @@ void vr_sources_set_deps(vr_sources *s, const char *name,
         vr_ensure(s, d[k]); /* every dep is an entry the walk can reach */
     for (size_t k = 0; blockers != NULL && k < n_blockers; k++)
         vr_ensure(s, b[k]);
-    vr_src *e = &s->v[vr_ensure(s, name)];
+    size_t i = vr_ensure(s, name); /* may move s->v: index it after */
+    vr_src *e = &s->v[i];
     vr_strv_free(e->deps, e->n_deps);
     vr_strv_free(e->blockers, e->n_blockers);
     e->deps = d;
