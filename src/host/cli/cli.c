@@ -25,7 +25,8 @@ enum {
     OPT_CLEAN,
     OPT_CACHE,
     OPT_NO_WAIT,
-    OPT_REPORT
+    OPT_REPORT,
+    OPT_WATCH
 };
 
 static const struct option long_opts[] = {
@@ -44,6 +45,7 @@ static const struct option long_opts[] = {
     {"cache", no_argument, NULL, OPT_CACHE},
     {"no-wait", no_argument, NULL, OPT_NO_WAIT},
     {"report", required_argument, NULL, OPT_REPORT},
+    {"watch", no_argument, NULL, OPT_WATCH},
     {"list-plugins", no_argument, NULL, OPT_LIST},
     {"describe-plugin", required_argument, NULL, OPT_DESCRIBE},
     {"version", no_argument, NULL, OPT_VERSION},
@@ -75,6 +77,8 @@ void vr_cli_usage(FILE *out)
           "                         (one line per input), build nothing\n"
           "  --explain              say why each file is rebuilt\n"
           "  --report FILE          write a JSON report of the run to FILE\n"
+          "  --watch                stay running: rebuild on every change,\n"
+          "                         stopping compiles of stale content\n"
           "  --clean                remove the outputs and the state, build\n"
           "                         nothing\n"
           "  --cache                with --clean: remove the artifact cache too\n"
@@ -170,6 +174,9 @@ int vr_cli_parse(vr_cli *cli, int argc, char **argv, char **err)
         case OPT_REPORT:
             cli->report = optarg;
             break;
+        case OPT_WATCH:
+            cli->watch = 1;
+            break;
         case OPT_LIST:
             cli->list_plugins = 1;
             break;
@@ -208,6 +215,14 @@ int vr_cli_parse(vr_cli *cli, int argc, char **argv, char **err)
     if (cli->clean && (cli->deps || cli->dry_run)) {
         *err = vr_strfmt("--clean cannot be combined with %s",
                          cli->deps ? "--deps" : "-n");
+        vr_cli_free(cli);
+        return VSCHED_EINVAL;
+    }
+    if (cli->watch && (cli->clean || cli->deps || cli->dry_run)) {
+        *err = vr_strfmt("--watch cannot be combined with %s",
+                         cli->clean ? "--clean"
+                         : cli->deps ? "--deps"
+                                     : "-n");
         vr_cli_free(cli);
         return VSCHED_EINVAL;
     }

@@ -24,6 +24,7 @@ typedef struct vr_cli {
     int clean_cache;           /* --cache (with --clean): and the cache */
     int no_wait;               /* --no-wait: refuse a locked state_dir */
     const char *report;        /* --report FILE */
+    int watch;                 /* --watch: rebuild on change (watch.h) */
     int version, help, list_plugins;
     const char *describe;      /* --describe-plugin NAME */
     char **files;              /* operands: source names (borrowed argv) */

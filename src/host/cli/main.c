@@ -2,7 +2,8 @@
  * vsched-run -- read an INI file, load the loader and executor plugins it
  * names, and run a batch build (or --deps, or --clean) through libvsched,
  * fanned out on the host's coordinator pool (coord.h); incremental state
- * and the artifact cache under [vsched] state_dir (incr.h).
+ * and the artifact cache under [vsched] state_dir (incr.h); with --watch,
+ * again on every change (watch.h).
  */
 #include <ltdl.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "config/config.h"
 #include "config/plugin_host.h"
 #include "config/settings.h"
+#include "watch/watch.h"
 
 /* Loaded plugins and their instances, torn down in reverse. */
 typedef struct loaded {
@@ -78,7 +80,9 @@ static int run_batch(const vr_cli *cli, const vr_settings *set,
         fprintf(stderr, "vsched-run: cannot start coordinator threads\n");
         return VR_EXIT_USAGE;
     }
-    int status = cli->deps ? vr_deps_run(&b) : vr_build_run(&b);
+    int status = cli->deps    ? vr_deps_run(&b)
+                 : cli->watch ? vr_watch_run(&b)
+                              : vr_build_run(&b);
     vr_coord_destroy(b.coord);
     return status;
 }
