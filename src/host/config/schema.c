@@ -401,11 +401,20 @@ static int vr_check_section_name(const vr_config *cfg, const char *name,
                         "NAME of letters, digits, '_', '.' or '-'",
                         name, p);
     }
-    for (size_t i = 0; i < VR_N_FIXED; i++)
-        if (vr_close(name, vr_fixed_sections[i]))
-            return vr_error(err, cfg, name, NULL,
-                            "unknown section [%s]; did you mean [%s]?", name,
-                            vr_fixed_sections[i]);
+    /* The nearest close name ([watcj] is [watch], not [batch]). */
+    const char *best = NULL;
+    size_t best_d = (size_t)-1;
+    for (size_t i = 0; i < VR_N_FIXED; i++) {
+        size_t d = vr_schema_distance(name, vr_fixed_sections[i]);
+        if (vr_close(name, vr_fixed_sections[i]) && d < best_d) {
+            best = vr_fixed_sections[i];
+            best_d = d;
+        }
+    }
+    if (best != NULL)
+        return vr_error(err, cfg, name, NULL,
+                        "unknown section [%s]; did you mean [%s]?", name,
+                        best);
     if (dot != NULL) {
         char *prefix = vr_strfmt("%.*s", (int)plen, name);
         for (size_t i = 0; i < 2; i++) {
