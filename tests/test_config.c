@@ -881,7 +881,7 @@ static void host_unknown_section_far_from_all_lists_sections(void)
     expect_host(HOST_OK "[toolchain]\n",
                 "t.ini:9: unknown section [toolchain]; accepted sections: "
                 "[vsched], [loader], [executor], [batch], [cache], "
-                "[profile.NAME], [resource.NAME], [target.NAME]");
+                "[watch], [profile.NAME], [resource.NAME], [target.NAME]");
 }
 
 static void host_section_prefix_typo_suggests_named_section(void)
@@ -936,6 +936,43 @@ static void host_vsched_keys_are_checked(void)
     expect_host("[vsched]\nstate_dir =\n" HOST_OK,
                 "t.ini:2: [vsched] state_dir: expected a path, got an "
                 "empty value");
+}
+
+static void host_watch_keys_are_checked(void)
+{
+    expect_host(HOST_OK "[watch]\nsettle_ms = 10001\n",
+                "t.ini:10: [watch] settle_ms: 10001 is out of range "
+                "0..10000");
+    expect_host(HOST_OK "[watch]\npoll_interval_ms = 5\n",
+                "t.ini:10: [watch] poll_interval_ms: 5 is out of range "
+                "10..60000");
+    expect_host(HOST_OK "[watch]\nsettle_m = 5\n",
+                "t.ini:10: unknown key 'settle_m' in [watch]; did you mean "
+                "'settle_ms'?");
+    expect_host(HOST_OK "[watch]\nsettle = 5\n",
+                "t.ini:10: unknown key 'settle' in [watch]; accepted keys: "
+                "settle_ms, poll_interval_ms");
+    expect_host(HOST_OK "[watcj]\n",
+                "t.ini:9: unknown section [watcj]; did you mean [watch]?");
+}
+
+static void settings_read_the_watch_keys(void)
+{
+    vr_config *cfg = load_ok(HOST_OK "[watch]\nsettle_ms = 0\n"
+                                     "poll_interval_ms = 75\n");
+    vr_settings s;
+    char *err = NULL;
+    EXPECT_INT(vr_settings_load(&s, cfg, &err), 0);
+    EXPECT_INT(s.watch_settle_ms, 0);
+    EXPECT_INT(s.watch_poll_ms, 75);
+    vr_settings_free(&s);
+    vr_config_free(cfg);
+    cfg = load_ok(HOST_OK);
+    EXPECT_INT(vr_settings_load(&s, cfg, &err), 0);
+    EXPECT_INT(s.watch_settle_ms, 5); /* the defaults */
+    EXPECT_INT(s.watch_poll_ms, 500);
+    vr_settings_free(&s);
+    vr_config_free(cfg);
 }
 
 static void host_batch_requires_inputs(void)
@@ -1236,6 +1273,8 @@ static const vr_cu_test tests[] = {
       host_missing_loader_or_executor_section },
     { "host_plugin_key_is_required", host_plugin_key_is_required },
     { "host_vsched_keys_are_checked", host_vsched_keys_are_checked },
+    { "host_watch_keys_are_checked", host_watch_keys_are_checked },
+    { "settings_read_the_watch_keys", settings_read_the_watch_keys },
     { "host_batch_requires_inputs", host_batch_requires_inputs },
     { "host_resource_requires_capacity_in_range",
       host_resource_requires_capacity_in_range },

@@ -160,6 +160,9 @@ int vr_batch_run(const vr_build *b, vr_session *ss, vr_plan *p,
             .stage = VSCHED_STAGE_ARTIFACT,
             .profile = r->profile,
             .cost_ns = r->rec != NULL ? r->rec->duration_ns : 0,
+            /* --watch invalidates files while they build: the request
+             * then waits for the new generation instead of failing. */
+            .flags = b->hooks != NULL ? VSCHED_REQ_FOLLOW_LATEST : 0,
         };
     }
     compile_batch cb = {ss->sched, reqs, NULL, NULL, NULL, NULL, 0};

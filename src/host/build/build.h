@@ -21,6 +21,22 @@
 #include "config/settings.h"
 #include "config/targets.h"
 
+/* What --watch (watch/watch.h) asks of one build run; NULL in a plain
+ * run. The run calls `session` with its scheduler once it is open and
+ * with NULL before it is destroyed (from the main thread; the callee may
+ * hand the scheduler to another thread meanwhile, and must have taken it
+ * back when the NULL call returns); its requests then follow the latest
+ * content (VSCHED_REQ_FOLLOW_LATEST), so a file invalidated while it
+ * builds is built again at its new generation. The counts are filled by
+ * vr_build_run. */
+typedef struct vr_build_hooks {
+    void (*session)(void *user, vsched *s);
+    void *user;
+    int quiet_noop;          /* in: do not say "nothing to do" */
+    size_t rebuilt, failed;  /* out: files rebuilt, failed or not built */
+    int scheduled;           /* out: 1 when the scheduler ran */
+} vr_build_hooks;
+
 typedef struct vr_build {
     const vr_cli *cli;
     const vr_settings *settings; /* the host's keys, validated */
@@ -37,6 +53,7 @@ typedef struct vr_build {
     /* Optional: the session's task observer (--trace, cli/trace.h). */
     vsched_task_observer_fn task_observer;
     void *task_observer_user;
+    vr_build_hooks *hooks; /* --watch's, or NULL */
 } vr_build;
 
 /* The scheduler and its stage pools for one run. The coordinator is not

@@ -30,7 +30,8 @@ enum {
     OPT_TRACE,
     OPT_COMPDB,
     OPT_GRAPH,
-    OPT_COLOR
+    OPT_COLOR,
+    OPT_WATCH
 };
 
 static const struct option long_opts[] = {
@@ -54,6 +55,7 @@ static const struct option long_opts[] = {
     {"graph", no_argument, NULL, OPT_GRAPH},
     {"color", required_argument, NULL, OPT_COLOR},
     {"directory", required_argument, NULL, 'C'},
+    {"watch", no_argument, NULL, OPT_WATCH},
     {"list-plugins", no_argument, NULL, OPT_LIST},
     {"list-targets", no_argument, NULL, OPT_LIST_TARGETS},
     {"describe-plugin", required_argument, NULL, OPT_DESCRIBE},
@@ -100,6 +102,8 @@ void vr_cli_usage(FILE *out)
           "                         command), build nothing\n"
           "  --graph                print the graph of files, stages, blockers\n"
           "                         and jobs as Graphviz dot, build nothing\n"
+          "  --watch                stay running: rebuild on every change,\n"
+          "                         stopping compiles of stale content\n"
           "  --clean                remove the outputs and the state, build\n"
           "                         nothing\n"
           "  --cache                with --clean: remove the artifact cache too\n"
@@ -224,6 +228,9 @@ int vr_cli_parse(vr_cli *cli, int argc, char **argv, char **err)
         case 'C':
             push(&cli->dirs, &cli->n_dirs, optarg);
             break;
+        case OPT_WATCH:
+            cli->watch = 1;
+            break;
         case OPT_LIST:
             cli->list_plugins = 1;
             break;
@@ -282,6 +289,14 @@ int vr_cli_parse(vr_cli *cli, int argc, char **argv, char **err)
     if (cli->clean && (cli->deps || cli->dry_run)) {
         *err = vr_strfmt("--clean cannot be combined with %s",
                          cli->deps ? "--deps" : "-n");
+        vr_cli_free(cli);
+        return VSCHED_EINVAL;
+    }
+    if (cli->watch && (cli->clean || cli->deps || cli->dry_run)) {
+        *err = vr_strfmt("--watch cannot be combined with %s",
+                         cli->clean ? "--clean"
+                         : cli->deps ? "--deps"
+                                     : "-n");
         vr_cli_free(cli);
         return VSCHED_EINVAL;
     }

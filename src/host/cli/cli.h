@@ -32,6 +32,7 @@ typedef struct vr_cli {
     int compdb;                /* --compdb: compile_commands.json, no build */
     int graph;                 /* --graph: Graphviz dot, no build */
     int color;                 /* --color: VR_COLOR_* */
+    int watch;                 /* --watch: rebuild on change (watch.h) */
     int version, help, list_plugins;
     int list_targets;          /* --list-targets */
     const char *describe;      /* --describe-plugin NAME */

@@ -2,8 +2,9 @@
  * vsched-run -- read an INI file, load the loader and executor plugins it
  * names, and run a batch build (or --deps, or --clean) through libvsched,
  * fanned out on the host's coordinator pool (coord.h); incremental state
- * and the artifact cache under [vsched] state_dir (incr.h). --compdb and
- * --graph describe the build instead (compdb.h, graph.h).
+ * and the artifact cache under [vsched] state_dir (incr.h); with --watch,
+ * again on every change (watch.h). --compdb and --graph describe the
+ * build instead (compdb.h, graph.h).
  */
 #include <ltdl.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@
 #include "config/plugin_host.h"
 #include "config/settings.h"
 #include "config/targets.h"
+#include "watch/watch.h"
 
 /* Loaded plugins and their instances, torn down in reverse. */
 typedef struct loaded {
@@ -116,6 +118,7 @@ static int run_batch(const vr_cli *cli, const vr_settings *set,
     int status = cli->deps     ? vr_deps_run(&b)
                  : cli->compdb ? vr_compdb_run(&b)
                  : cli->graph  ? vr_graph_run(&b)
+                 : cli->watch  ? vr_watch_run(&b)
                                : vr_build_run(&b);
     vr_coord_destroy(b.coord);
     return status;

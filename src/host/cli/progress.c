@@ -165,6 +165,10 @@ void vr_progress_event(void *user, const vsched_event *ev)
 {
     vr_progress *p = user;
     int is_result = ev->stage == VSCHED_STAGE_ARTIFACT;
+    /* A stage of content that changed since (--watch) is neither done nor
+     * failed: its file is built again at the new generation. */
+    if (ev->status == VSCHED_ESUPERSEDED)
+        return;
     int failed = ev->status != 0;
     pthread_mutex_lock(&p->lock);
     if (is_result && p->done < p->total)

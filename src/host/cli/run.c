@@ -61,7 +61,7 @@ static void on_event(void *user, const vsched_event *ev)
     if (ev->status == 0 && w->rec != NULL)
         vr_recorder_artifact(w->rec, ev->name, ev->profile);
     if (ev->status != 0 && ev->status != VSCHED_ECANCELLED &&
-        ev->status != VSCHED_EDEPFAIL) {
+        ev->status != VSCHED_ESUPERSEDED && ev->status != VSCHED_EDEPFAIL) {
         w->failures++;
         if (w->keep_going > 0 && w->failures == w->keep_going &&
             w->s != NULL) {
@@ -317,8 +317,14 @@ static int finish_run(const vr_build *b, vr_incr *in, vr_plan *p,
     gather_info(in, info);
     vr_tally t;
     vr_tally_rows(p, &t);
+    if (b->hooks != NULL) {
+        b->hooks->rebuilt = t.rebuilt;
+        b->hooks->failed = t.failed + t.cancelled;
+        b->hooks->scheduled = sched != NULL;
+    }
     if (sched == NULL) {
-        if (b->cli->verbosity >= 0)
+        if (b->cli->verbosity >= 0 &&
+            (b->hooks == NULL || !b->hooks->quiet_noop))
             fprintf(b->out, "vsched-run: nothing to do\n");
     } else {
         if (b->cli->explain)
@@ -362,7 +368,8 @@ static int finish_run(const vr_build *b, vr_incr *in, vr_plan *p,
         if (status == VR_EXIT_OK)
             status = VR_EXIT_USAGE;
     }
-    if (b->cli->stats) {
+    if (b->cli->stats &&
+        (sched != NULL || b->hooks == NULL || !b->hooks->quiet_noop)) {
         if (sched != NULL)
             vr_session_print_counters(b->out, sched);
         if (resources != NULL)
@@ -409,7 +416,11 @@ static int build(const vr_build *b, vr_incr *in, vr_plan *p, double t0,
     if (vr_session_open(&ss, &wb, on_event, &watch) == 0) {
         watch.s = ss.sched;
         vr_signals_phase(VR_SIG_CANCEL, ss.sched);
+        if (b->hooks != NULL)
+            b->hooks->session(b->hooks->user, ss.sched);
         int rc = vr_batch_run(b, &ss, p, &batch);
+        if (b->hooks != NULL)
+            b->hooks->session(b->hooks->user, NULL);
         vr_signals_phase(VR_SIG_DEFER, NULL);
         info.wall_s = vr_now_s() - t0;
         vr_progress_clear(prog);

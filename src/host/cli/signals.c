@@ -14,6 +14,7 @@ static pthread_cond_t vr_sig_idle = PTHREAD_COND_INITIALIZER;
 static vr_sig_phase vr_sig_mode = VR_SIG_EXIT; /* guarded by vr_sig_lock */
 static vsched *vr_sig_sched;                   /* guarded by vr_sig_lock */
 static int vr_sig_busy;                        /* guarded by vr_sig_lock */
+static int vr_sig_wake = -1;                   /* guarded by vr_sig_lock */
 static atomic_int vr_sig_count;
 
 static void *vr_signals_main(void *arg)
@@ -29,8 +30,14 @@ static void *vr_signals_main(void *arg)
         vsched *s = vr_sig_sched;
         if (mode == VR_SIG_CANCEL && s != NULL)
             vr_sig_busy = 1;
+        int wake = mode == VR_SIG_WAKE ? vr_sig_wake : -1;
+        if (wake >= 0) {
+            char c = 1;
+            ssize_t w = write(wake, &c, 1); /* under the lock: fd open */
+            (void)w;
+        }
         pthread_mutex_unlock(&vr_sig_lock);
-        if (mode == VR_SIG_EXIT)
+        if (mode == VR_SIG_EXIT || (mode == VR_SIG_WAKE && wake < 0))
             _exit(VR_EXIT_INTERRUPTED);
         if (mode == VR_SIG_CANCEL && s != NULL) {
             vsched_cancel(s, "interrupted");
@@ -78,6 +85,14 @@ void vr_signals_phase(vr_sig_phase phase, vsched *s)
     pthread_mutex_unlock(&vr_sig_lock);
     if (late && s != NULL)
         vsched_cancel(s, "interrupted"); /* it came while planning */
+}
+
+/* Contract: see signals.h. */
+void vr_signals_wake_fd(int fd)
+{
+    pthread_mutex_lock(&vr_sig_lock);
+    vr_sig_wake = fd;
+    pthread_mutex_unlock(&vr_sig_lock);
 }
 
 /* Contract: see signals.h. */

@@ -14,7 +14,11 @@
  *                   compiles are stopped and the build ends; what finished
  *                   is still recorded; the run then exits 130;
  *   VR_SIG_DEFER    recording and reporting: remember it; the run exits
- *                   130 when done.
+ *                   130 when done;
+ *   VR_SIG_WAKE     --watch waits for changes between builds (nothing in
+ *                   flight, the state committed): write one byte to the
+ *                   descriptor given by vr_signals_wake_fd, so the watch
+ *                   loop wakes and ends the run with 130 itself.
  *
  * A second signal exits 130 at once in any phase, and so does the end of
  * a grace period of VR_SIG_GRACE_S seconds after the first (a run asked
@@ -37,7 +41,8 @@
 typedef enum vr_sig_phase {
     VR_SIG_EXIT = 0,
     VR_SIG_CANCEL = 1,
-    VR_SIG_DEFER = 2
+    VR_SIG_DEFER = 2,
+    VR_SIG_WAKE = 3
 } vr_sig_phase;
 
 /* Block SIGINT/SIGTERM and start the waiting thread. 0 or VSCHED_EERR
@@ -47,6 +52,10 @@ int vr_signals_start(void);
 /* Enter a phase; `s` is the scheduler for VR_SIG_CANCEL (else NULL).
  * Leaving VR_SIG_CANCEL waits for a cancel in progress to return. */
 void vr_signals_phase(vr_sig_phase phase, vsched *s);
+
+/* The descriptor VR_SIG_WAKE writes to (-1: none; then VR_SIG_WAKE acts
+ * as VR_SIG_EXIT). The caller keeps it open while the phase lasts. */
+void vr_signals_wake_fd(int fd);
 
 /* 1 once SIGINT or SIGTERM arrived. */
 int vr_signals_caught(void);

@@ -73,6 +73,17 @@ const vsched_key vr_schema_cache[] = {
 const size_t vr_schema_cache_n =
     sizeof vr_schema_cache / sizeof vr_schema_cache[0];
 
+const vsched_key vr_schema_watch[] = {
+    VR_INT("settle_ms", "5", 0, 10000, 0,
+           "--watch: quiet time after the last change before a rebuild "
+           "starts (a burst of saves is one rebuild)"),
+    VR_INT("poll_interval_ms", "500", 10, 60000, 0,
+           "--watch: how often the tree is scanned when inotify cannot "
+           "watch it (max_user_watches reached)"),
+};
+const size_t vr_schema_watch_n =
+    sizeof vr_schema_watch / sizeof vr_schema_watch[0];
+
 const vsched_key vr_schema_resource[] = {
     VR_INT("capacity", NULL, 1, 65536, VSCHED_KEY_REQUIRED,
            "how many jobs may hold this resource at once"),
@@ -383,7 +394,7 @@ int vr_schema_validate(const vr_config *cfg, const char *section,
 
 static const char *const vr_fixed_sections[] = { "vsched", "loader",
                                                  "executor", "batch",
-                                                 "cache" };
+                                                 "cache", "watch" };
 #define VR_N_FIXED (sizeof vr_fixed_sections / sizeof vr_fixed_sections[0])
 static const char *const vr_named_sections[] = { "profile", "resource",
                                                  "target" };
@@ -420,11 +431,20 @@ static int vr_check_section_name(const vr_config *cfg, const char *name,
                         "NAME of letters, digits, '_', '.' or '-'",
                         name, p);
     }
-    for (size_t i = 0; i < VR_N_FIXED; i++)
-        if (vr_close(name, vr_fixed_sections[i]))
-            return vr_error(err, cfg, name, NULL,
-                            "unknown section [%s]; did you mean [%s]?", name,
-                            vr_fixed_sections[i]);
+    /* The nearest close name ([watcj] is [watch], not [batch]). */
+    const char *best = NULL;
+    size_t best_d = (size_t)-1;
+    for (size_t i = 0; i < VR_N_FIXED; i++) {
+        size_t d = vr_schema_distance(name, vr_fixed_sections[i]);
+        if (vr_close(name, vr_fixed_sections[i]) && d < best_d) {
+            best = vr_fixed_sections[i];
+            best_d = d;
+        }
+    }
+    if (best != NULL)
+        return vr_error(err, cfg, name, NULL,
+                        "unknown section [%s]; did you mean [%s]?", name,
+                        best);
     if (dot != NULL) {
         char *prefix = vr_strfmt("%.*s", (int)plen, name);
         for (size_t i = 0; i < VR_N_NAMED; i++) {
@@ -440,7 +460,7 @@ static int vr_check_section_name(const vr_config *cfg, const char *name,
     return vr_error(err, cfg, name, NULL,
                     "unknown section [%s]; accepted sections: [vsched], "
                     "[loader], [executor], [batch], [cache], "
-                    "[profile.NAME], [resource.NAME], [target.NAME]",
+                    "[watch], [profile.NAME], [resource.NAME], [target.NAME]",
                     name);
 }
 
@@ -492,7 +512,9 @@ int vr_schema_validate_host(const vr_config *cfg, char **err)
         || vr_schema_validate(cfg, "batch", batch, vr_schema_batch_n, NULL,
                               0, err) != 0
         || vr_schema_validate(cfg, "cache", vr_schema_cache,
-                              vr_schema_cache_n, NULL, 0, err) != 0)
+                              vr_schema_cache_n, NULL, 0, err) != 0
+        || vr_schema_validate(cfg, "watch", vr_schema_watch,
+                              vr_schema_watch_n, NULL, 0, err) != 0)
         return VSCHED_ECONFIG;
     for (size_t i = 0; i < ns; i++)
         if (strncmp(names[i], "resource.", 9) == 0

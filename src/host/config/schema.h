@@ -53,6 +53,8 @@ extern const vsched_key vr_schema_batch[];
 extern const size_t vr_schema_batch_n;
 extern const vsched_key vr_schema_cache[];
 extern const size_t vr_schema_cache_n;
+extern const vsched_key vr_schema_watch[];
+extern const size_t vr_schema_watch_n;
 extern const vsched_key vr_schema_resource[];
 extern const size_t vr_schema_resource_n;
 extern const vsched_key vr_schema_target[];

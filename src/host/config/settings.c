@@ -124,6 +124,15 @@ static void vr_read_batch(vr_settings *s, const vr_config *cfg)
     s->keep_going = (long)vr_schema_int(cfg, "batch", "keep_going", 1);
 }
 
+/* [watch]: the settle window and the polling interval of --watch. */
+static void vr_read_watch(vr_settings *s, const vr_config *cfg)
+{
+    s->watch_settle_ms =
+        (unsigned)vr_schema_int(cfg, "watch", "settle_ms", 5);
+    s->watch_poll_ms =
+        (unsigned)vr_schema_int(cfg, "watch", "poll_interval_ms", 500);
+}
+
 /* [cache]: max_size (the one value the schema leaves a string) and the
  * directory, STATE_DIR/cache by default; none when max_size is 0. */
 static int vr_read_cache(vr_settings *s, const vr_config *cfg, char **err)
@@ -178,6 +187,7 @@ int vr_settings_load(vr_settings *s, const vr_config *cfg, char **err)
     vr_read_vsched(s, cfg);
     vr_read_plugins(s, cfg);
     vr_read_batch(s, cfg);
+    vr_read_watch(s, cfg);
     if (vr_read_cache(s, cfg, err) != VSCHED_OK) {
         vr_settings_free(s);
         return VSCHED_ECONFIG;

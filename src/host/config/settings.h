@@ -5,7 +5,7 @@
  * vsched-run reads the INI file (config.h), applies --set, then calls
  * vr_settings_load: the host's sections are checked against their tables
  * (schema.h: section names, [loader]/[executor] plugin, [vsched], [batch],
- * [cache], [resource.NAME]) and every value the host uses is converted
+ * [cache], [watch], [resource.NAME]) and every value the host uses is converted
  * here -- integers, lists split, paths made absolute against the INI
  * file's directory, [cache] max_size parsed. Every error is one line,
  * "FILE:LINE: message" (schema.h's rules), so a bad value stops the run
@@ -72,6 +72,10 @@ typedef struct vr_settings {
     /* [cache] */
     uint64_t cache_max_bytes;   /* max_size; 0 turns the cache off */
     char *cache_dir;            /* absolute; NULL when the cache is off */
+
+    /* [watch] (--watch) */
+    unsigned watch_settle_ms;   /* settle_ms: quiet time before a rebuild */
+    unsigned watch_poll_ms;     /* poll_interval_ms: polling fallback */
 
     /* [resource.NAME] sections, in file order. */
     vr_resource_setting *resources;
