@@ -9,7 +9,7 @@
  *
  * Two halves:
  *   - at COMPILE time, every field of the frozen 1.0 layouts
- *     (tests/abi/plugin_v1_0.h) must sit at the same offset with the same
+ *     (include/vsched/abi/plugin-1.0.h) must sit at the same offset with the same
  *     size in the current header, and a struct that grew needs a minor
  *     above 0: breaking the policy breaks the build of this test;
  *   - at RUN time, a plugin compiled from the frozen 1.0 header alone
@@ -26,7 +26,7 @@
 #include <vsched/plugin.h>
 #include <vsched/vsched.h>
 
-#include "abi/plugin_v1_0.h"
+#include <vsched/abi/plugin-1.0.h>
 #include "config/config.h"
 #include "config/plugin_host.h"
 #include "cu.h"
