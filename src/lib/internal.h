@@ -95,6 +95,16 @@ typedef struct vsched__task {
     uint64_t *consumed;        /* Analysis: id of each blocker's Analysis */
     size_t n_blockers;
     uint64_t inline_hashes[4], inline_consumed[4];
+    /* Analysis/Artifact (ABI 1.1 in->blockers): n_blk blockers' names and
+     * snapshots -- Analysis: its direct blockers, aligned with
+     * blocker_hashes; Artifact: direct or closure, as the executor asks
+     * (vsched_executor_ops.artifact_blockers). One allocation, blk_mem,
+     * holding blk[], a reference on each snapshot (blk_snaps[]) and the
+     * names the entries point at; read at start under the lock (task.c),
+     * the references dropped in vsched__task_free. */
+    vsched_blocker_in *blk;
+    vsched__snap **blk_snaps;
+    size_t n_blk;
 
     /* Outputs. */
     int status;
