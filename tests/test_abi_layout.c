@@ -274,7 +274,7 @@ static void v1_0_plugin_runs_every_operation_under_the_current_host(void)
     CU_ASSERT_STRING_EQUAL(deps.blockers[0], "b.txt");
 
     uint64_t bh = 42, h1 = 0, h2 = 0, h3 = 0;
-    vsched_analysis_in ai = {"a.txt", so.snapshot, so.content_hash, &bh, 1};
+    vsched_analysis_in ai = {"a.txt", so.snapshot, so.content_hash, &bh, 1, sizeof(vsched_analysis_in), NULL};
     CU_ASSERT_EQUAL(x->analysis(inst, ctx, &ai, &h1), 0);
     CU_ASSERT_EQUAL(x->analysis(inst, ctx, &ai, &h2), 0);
     bh = 43;
@@ -282,7 +282,7 @@ static void v1_0_plugin_runs_every_operation_under_the_current_host(void)
     CU_ASSERT_EQUAL(h1, h2);     /* pure */
     CU_ASSERT_NOT_EQUAL(h1, h3); /* covers the blocker */
 
-    vsched_artifact_in in = {"a.txt", "release", so.snapshot, h1};
+    vsched_artifact_in in = {"a.txt", "release", so.snapshot, h1, sizeof(vsched_artifact_in), NULL, 0};
     vsched_artifact_out out = {0};
     CU_ASSERT_EQUAL_FATAL(x->artifact(inst, ctx, &in, &out), 0);
     char *want = NULL;
