@@ -419,6 +419,7 @@ typedef struct vsched_artifact_out {
     size_t len;
     uint64_t artifact_hash; /* key of what was produced (0 if unknown) */
 
+#if VSCHED_PLUGIN_TARGET_MINOR >= 1
     /* Since 1.1. The files the artifact was made from, as the tool itself
      * reports them (for cc: the compiler's -MD depfile), as source names
      * relative to the loader root; files outside the root (system headers)
@@ -428,6 +429,7 @@ typedef struct vsched_artifact_out {
      * know. Array and strings ctx->alloc'ed, host-owned, also on failure. */
     char **deps;
     size_t n_deps;
+#endif
 } vsched_artifact_out;
 
 /* A generic graph job (e.g. a link step). */
@@ -472,6 +474,7 @@ typedef struct vsched_executor_ops {
     int (*job)(void *inst, const vsched_ctx *ctx, const vsched_job_in *in,
                vsched_artifact_out *out);
 
+#if VSCHED_PLUGIN_TARGET_MINOR >= 1
     /* Since 1.1. Optional (may be NULL). The executor's identity for
      * `profile`: a hash of what, besides its configuration, decides what
      * artifact() and job() produce (for cc: the compiler's --version output
@@ -484,7 +487,6 @@ typedef struct vsched_executor_ops {
     int (*identity)(void *inst, const vsched_ctx *ctx, const char *profile,
                     uint64_t *id);
 
-#if VSCHED_PLUGIN_TARGET_MINOR >= 1
     /* Since 1.1. Not an operation: which blockers artifact() gets in
      * in->blockers. VSCHED_BLOCKERS_DIRECT (0, also for an ops table too
      * small to hold this field): the file's own. VSCHED_BLOCKERS_CLOSURE:
@@ -512,7 +514,9 @@ typedef struct vsched_executor_ops {
  * host then sets vsched_options.blocker_cycles_fail); without it a cycle
  * among blockers -- C headers with include guards that include each other
  * -- builds as one unit. */
+#if VSCHED_PLUGIN_TARGET_MINOR >= 1
 #define VSCHED_PLUGIN_CYCLES_FORBIDDEN 0x2u
+#endif
 
 typedef struct vsched_plugin {
     uint32_t abi_major;  /* VSCHED_PLUGIN_ABI_MAJOR the plugin was built for */
