@@ -345,6 +345,45 @@ static void create_diagnostics_name_severity_and_plugin(void)
                                 "error\n");
 }
 
+/* ---- describe ------------------------------------------------------------- */
+
+static void describe_columns_line_up_past_a_long_key_name(void)
+{
+    char *buf = NULL, *err = NULL, *path = module("cfgprobe");
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(vr_plugin_describe(f, path, NULL, &err), 0);
+    fclose(f);
+    /* The type column starts at the same offset on every key line. */
+    long col = -1;
+    int lines = 0, same = 1;
+    for (char *l = strstr(buf, "keys:\n"); l != NULL && *l != '\0';) {
+        char *nl = strchr(l, '\n');
+        if (strncmp(l, "  ", 2) == 0) {
+            char *name_end = strchr(l + 2, ' ');
+            char *type = name_end;
+            while (type != NULL && *type == ' ')
+                type++;
+            long c = type != NULL ? (long)(type - l) : -1;
+            if (col < 0)
+                col = c;
+            same &= c == col;
+            lines++;
+        }
+        l = nl != NULL ? nl + 1 : NULL;
+    }
+    CU_ASSERT_EQUAL(lines, 9);
+    CU_ASSERT(same);
+    CU_ASSERT_EQUAL(col, 2 + (long)strlen("a_key_name_longer_than_sixteen") +
+                             1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "  a_key_name_longer_than_sixteen "
+                                       "int     default: 1  range: 0..9"));
+    free(buf);
+    free(err);
+    free(path);
+}
+
 int main(void)
 {
     static const vr_cu_test tests[] = {
@@ -370,6 +409,8 @@ int main(void)
          empty_value_does_not_satisfy_a_required_key},
         {"create_diagnostics_name_severity_and_plugin",
          create_diagnostics_name_severity_and_plugin},
+        {"describe_columns_line_up_past_a_long_key_name",
+         describe_columns_line_up_past_a_long_key_name},
         {NULL, NULL},
     };
     if (vr_plugin_host_init(NULL) != 0) {

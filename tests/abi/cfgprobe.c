@@ -22,6 +22,8 @@ static const vsched_key probe_schema[] = {
     {"fail_section", VSCHED_KEY_STRING, NULL, "... in this section", 0, 0,
      0},
     {"talk", VSCHED_KEY_BOOL, "false", "report diagnostics", 0, 0, 0},
+    {"a_key_name_longer_than_sixteen", VSCHED_KEY_INT, "1", "columns", 0, 9,
+     0},
 };
 
 static int p_create(const vsched_ctx *ctx, const vsched_config *cfg,
