@@ -105,9 +105,8 @@ static probe make_probe(const char *ini)
     pr.p = open_module("cfgprobe");
     CU_ASSERT_PTR_NOT_NULL_FATAL(pr.p);
     char *err = NULL;
-    CU_ASSERT_EQUAL_FATAL(vr_config_load_string(&pr.cfg, ini, "t.ini", "/tmp",
-                                                &err),
-                          0);
+    CU_ASSERT_EQUAL_FATAL(
+        vr_config_load_string(&pr.cfg, ini, "t.ini", "/tmp", &err), 0);
     pr.rc = vr_plugin_instantiate(pr.p, VSCHED_ROLE_EXECUTOR, pr.cfg,
                                   "executor", &pr.inst, &pr.err);
     return pr;
@@ -166,9 +165,17 @@ static void get_int_accepts_whole_decimals_only(void)
     CU_ASSERT_EQUAL(v, 3);
     CU_ASSERT_EQUAL(int_of("9223372036854775807", &v), VSCHED_OK);
     CU_ASSERT_EQUAL(v, 9223372036854775807LL);
-    static const char *const bad[] = {"12x", "1e3", "0x10", "1.5", "yes",
-                                      "-", "+", "9223372036854775808",
-                                      "-9223372036854775809", "1 2", NULL};
+    static const char *const bad[] = {"12x",
+                                      "1e3",
+                                      "0x10",
+                                      "1.5",
+                                      "yes",
+                                      "-",
+                                      "+",
+                                      "9223372036854775808",
+                                      "-9223372036854775809",
+                                      "1 2",
+                                      NULL};
     for (size_t i = 0; bad[i] != NULL; i++) {
         v = 99;
         int rc = int_of(bad[i], &v);
@@ -221,8 +228,8 @@ static void get_bool_takes_the_eight_spellings_in_any_case(void)
         CU_ASSERT_EQUAL(bool_of(no[i], &v), VSCHED_OK);
         CU_ASSERT_EQUAL(v, 0);
     }
-    static const char *const bad[] = {"maybe", "2", "truee", "y", "t",
-                                      "enabled", "-1", NULL};
+    static const char *const bad[] = {"maybe", "2",       "truee", "y",
+                                      "t",     "enabled", "-1",    NULL};
     for (size_t i = 0; bad[i] != NULL; i++) {
         v = -1;
         CU_ASSERT_EQUAL(bool_of(bad[i], &v), VSCHED_ECONFIG);
@@ -375,8 +382,8 @@ static void describe_columns_line_up_past_a_long_key_name(void)
     }
     CU_ASSERT_EQUAL(lines, 9);
     CU_ASSERT(same);
-    CU_ASSERT_EQUAL(col, 2 + (long)strlen("a_key_name_longer_than_sixteen") +
-                             1);
+    CU_ASSERT_EQUAL(col,
+                    2 + (long)strlen("a_key_name_longer_than_sixteen") + 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "  a_key_name_longer_than_sixteen "
                                        "int     default: 1  range: 0..9"));
     free(buf);

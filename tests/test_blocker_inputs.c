@@ -47,7 +47,7 @@ static void describe(char *buf, size_t cap, const vsched_blocker_in *b,
         const memfs_snap *sn = b[i].snapshot;
         o += (size_t)snprintf(buf + o, cap - o, "%s%s:%s", i ? "," : "",
                               b[i].name,
-                              sn == NULL ? "NULL"
+                              sn == NULL  ? "NULL"
                               : sn->n > 0 ? sn->blockers[0]
                                           : "-");
     }
@@ -137,8 +137,8 @@ static int build(const char *name, unsigned which, int thread_safe)
         .executor = {&ops, NULL, thread_safe},
     };
     vsched *s = memfs_start(&cpu, &io, 2, &o);
-    vsched_request rq = {.name = name, .stage = VSCHED_STAGE_ARTIFACT,
-                         .profile = "release"};
+    vsched_request rq = {
+        .name = name, .stage = VSCHED_STAGE_ARTIFACT, .profile = "release"};
     vsched_handle *h = NULL;
     CU_ASSERT_EQUAL_FATAL(vsched_submit_request(s, &rq, &h), VSCHED_OK);
     const vsched_result *r = NULL;
@@ -181,8 +181,7 @@ static void serialised_executor_reaches_the_loader_through_ctx(void)
     /* Executor and loader both serialised: the executor's lock is held
      * while ctx->load takes the loader's. */
     CU_ASSERT_EQUAL(build("a", VSCHED_BLOCKERS_DIRECT, 0), VSCHED_OK);
-    CU_ASSERT_STRING_EQUAL(seen_load,
-                           "0 blocker d\n|-4 NULL 0|0 c");
+    CU_ASSERT_STRING_EQUAL(seen_load, "0 blocker d\n|-4 NULL 0|0 c");
 }
 
 int main(void)

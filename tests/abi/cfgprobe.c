@@ -19,8 +19,7 @@ static const vsched_key probe_schema[] = {
     {"dflt", VSCHED_KEY_INT, "7", "a default", 0, 100, 0},
     {"need", VSCHED_KEY_STRING, NULL, "required", 0, 0, VSCHED_KEY_REQUIRED},
     {"fail_key", VSCHED_KEY_STRING, NULL, "blame this key", 0, 0, 0},
-    {"fail_section", VSCHED_KEY_STRING, NULL, "... in this section", 0, 0,
-     0},
+    {"fail_section", VSCHED_KEY_STRING, NULL, "... in this section", 0, 0, 0},
     {"talk", VSCHED_KEY_BOOL, "false", "report diagnostics", 0, 0, 0},
     {"a_key_name_longer_than_sixteen", VSCHED_KEY_INT, "1", "columns", 0, 9,
      0},
@@ -50,7 +49,10 @@ static int p_create(const vsched_ctx *ctx, const vsched_config *cfg,
     return VSCHED_OK;
 }
 
-static void p_destroy(void *inst) { (void)inst; }
+static void p_destroy(void *inst)
+{
+    (void)inst;
+}
 
 static int p_source(void *inst, const vsched_ctx *ctx, const char *name,
                     const char *kind, const char *bytes, size_t len,
@@ -82,7 +84,10 @@ static int p_artifact(void *inst, const vsched_ctx *ctx,
     return VSCHED_EUNSUPPORTED;
 }
 
-static void p_free(void *inst, void *snapshot) { (void)inst, (void)snapshot; }
+static void p_free(void *inst, void *snapshot)
+{
+    (void)inst, (void)snapshot;
+}
 
 static const vsched_executor_ops p_ops = {
     .size = sizeof(vsched_executor_ops),
@@ -108,4 +113,7 @@ static const vsched_plugin p_plugin = {
     .executor = &p_ops,
 };
 
-VSCHED_PLUGIN_DEFINE(cfgprobe) { return &p_plugin; }
+VSCHED_PLUGIN_DEFINE(cfgprobe)
+{
+    return &p_plugin;
+}

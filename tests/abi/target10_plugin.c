@@ -55,7 +55,10 @@ static int t_artifact(void *inst, const vsched_ctx *ctx,
     return VSCHED_OK;
 }
 
-static void t_free(void *inst, void *snapshot) { (void)inst, (void)snapshot; }
+static void t_free(void *inst, void *snapshot)
+{
+    (void)inst, (void)snapshot;
+}
 
 static int t_create(const vsched_ctx *ctx, const vsched_config *cfg,
                     void **inst, char **errmsg)
@@ -65,7 +68,10 @@ static int t_create(const vsched_ctx *ctx, const vsched_config *cfg,
     return VSCHED_OK;
 }
 
-static void t_destroy(void *inst) { (void)inst; }
+static void t_destroy(void *inst)
+{
+    (void)inst;
+}
 
 static const vsched_executor_ops t_ops = {
     .size = sizeof(vsched_executor_ops),
@@ -89,4 +95,7 @@ static const vsched_plugin t_plugin = {
     .executor = &t_ops,
 };
 
-VSCHED_PLUGIN_DEFINE(target10_plugin) { return &t_plugin; }
+VSCHED_PLUGIN_DEFINE(target10_plugin)
+{
+    return &t_plugin;
+}

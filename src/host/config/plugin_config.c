@@ -24,7 +24,7 @@
  * words). */
 typedef struct vr_words {
     char *section, *key;
-    char *buf;         /* the words, NUL-separated */
+    char *buf; /* the words, NUL-separated */
     const char **v;
     size_t n;
     struct vr_words *next;
@@ -94,8 +94,7 @@ static int vr_get_bool(const vsched_config *cfg, const char *profile,
 }
 
 /* Split v at whitespace into a new vr_words. */
-static vr_words *vr_split(const char *section, const char *key,
-                          const char *v)
+static vr_words *vr_split(const char *section, const char *key, const char *v)
 {
     vr_words *w = vr_xcalloc(1, sizeof *w);
     w->section = vr_xstrdup(section);
@@ -119,8 +118,7 @@ static vr_words *vr_split(const char *section, const char *key,
 }
 
 static int vr_get_list(const vsched_config *cfg, const char *profile,
-                       const char *key, const char *const **words,
-                       size_t *n)
+                       const char *key, const char *const **words, size_t *n)
 {
     vr__cfgx *x = vr__instance_cfgx(cfg);
     const char *section;
