@@ -210,7 +210,10 @@ struct vsched_ctx {
      * system. NULL where the host has no loader to offer (create(), and
      * tools calling a single operation); check ctx->size first. They read
      * the loader's current content: for a blocker at the generation the
-     * analysis hash covers, use in->blockers instead. May be called from
+     * analysis hash covers, use in->blockers instead. A file artifact()
+     * reads this way that is not among its deps belongs in out->deps, or
+     * the host's up-to-date check does not know the output depends on it.
+     * May be called from
      * the executor's operations only (the host serialises the loader when
      * it is not thread-safe; executor before loader, never the reverse). */
     int (*load)(const vsched_ctx *ctx, const char *name, char **bytes,
