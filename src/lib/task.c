@@ -64,7 +64,8 @@ void vsched__task_free(vsched *s, vsched__task *t)
     vsched__snap_unref(s, t->snap_new); /* parsed, never integrated */
     for (size_t i = 0; i < t->n_blk; i++)
         vsched__snap_unref(s, t->blk_snaps[i]);
-    free(t->blk); /* blk_snaps and the names live in the same block */
+    free(t->blk_mem); /* blk, blk_snaps and copied names, when not inline */
+    vsched__facts_unref(t->blk_facts);
     vsched__facts_unref(t->facts);
     if (t->dep_hashes != t->inline_dep_hashes)
         free(t->dep_hashes);
@@ -201,53 +202,80 @@ static int blocker_closure(vsched *s, const vsched__file *f, filev *out)
     return rc < 0 ? rc : VSCHED_OK;
 }
 
-/* t->blk for the files fv: names copied, a reference on each snapshot,
- * all in one allocation. */
-static int fill_blockers(vsched__task *t, const filev *fv)
+/* Room for n entries of t->blk and t->blk_snaps plus `extra` bytes:
+ * inline when it fits, else one allocation (t->blk_mem). Returns the
+ * extra bytes' start (or a non-NULL pointer when extra is 0), NULL on
+ * exhaustion. */
+static char *blk_room(vsched__task *t, size_t n, size_t extra)
 {
-    size_t n = fv->n, names = 0;
-    if (n == 0)
-        return VSCHED_OK;
-    for (size_t i = 0; i < n; i++)
-        names += strlen(fv->v[i]->name) + 1;
     size_t head = n * sizeof *t->blk + n * sizeof *t->blk_snaps;
-    char *mem = malloc(head + names);
+    if (n <= 4 && extra == 0) {
+        t->blk = t->inline_blk;
+        t->blk_snaps = t->inline_snaps;
+        return (char *)t->inline_blk;
+    }
+    char *mem = malloc(head + extra);
     if (mem == NULL)
-        return VSCHED_ENOMEM;
+        return NULL;
+    t->blk_mem = mem;
     t->blk = (vsched_blocker_in *)(void *)mem;
     t->blk_snaps = (vsched__snap **)(void *)(mem + n * sizeof *t->blk);
-    char *w = mem + head;
-    for (size_t i = 0; i < n; i++) {
-        const vsched__file *b = fv->v[i];
-        size_t len = strlen(b->name) + 1;
-        memcpy(w, b->name, len);
-        t->blk_snaps[i] = vsched__snap_ref(b->snap);
-        t->blk[i] = (vsched_blocker_in){w, b->snap != NULL ? b->snap->p
+    return mem + head;
+}
+
+/* Entry i: b's snapshot (a reference) under `name`. */
+static void blk_set(vsched__task *t, size_t i, const vsched__file *b,
+                    const char *name)
+{
+    t->blk_snaps[i] = vsched__snap_ref(b->snap);
+    t->blk[i] = (vsched_blocker_in){name, b->snap != NULL ? b->snap->p
                                                           : NULL};
+}
+
+/* The closure of f's blockers; names copied (they come from many
+ * files' records). */
+static int read_closure(vsched *s, vsched__task *t, const vsched__file *f)
+{
+    filev fv = {0};
+    int rc = blocker_closure(s, f, &fv);
+    size_t names = 0;
+    for (size_t i = 0; rc == VSCHED_OK && i < fv.n; i++)
+        names += strlen(fv.v[i]->name) + 1;
+    char *w = rc == VSCHED_OK && fv.n > 0 ? blk_room(t, fv.n, names) : NULL;
+    if (rc == VSCHED_OK && fv.n > 0 && w == NULL)
+        rc = VSCHED_ENOMEM;
+    for (size_t i = 0; rc == VSCHED_OK && i < fv.n; i++) {
+        size_t len = strlen(fv.v[i]->name) + 1;
+        memcpy(w, fv.v[i]->name, len);
+        blk_set(t, i, fv.v[i], w);
         w += len;
     }
-    t->n_blk = n;
-    return VSCHED_OK;
+    if (rc == VSCHED_OK)
+        t->n_blk = fv.n;
+    free(fv.v);
+    return rc;
 }
 
 /* The blockers an Analysis (direct, in order) or an Artifact (direct or
- * closure) of f sees. */
+ * closure) of f sees. Direct ones are named by f's facts record, which
+ * the task keeps a reference on: no copy, nothing allocated for up to
+ * four. */
 static int read_blocker_snaps(vsched *s, vsched__task *t,
                               const vsched__file *f, int closure)
 {
-    filev fv = {0};
-    int rc = VSCHED_OK;
-    if (f->facts == NULL)
+    size_t n = f->facts != NULL ? f->n_blockers : 0;
+    if (n == 0)
         return VSCHED_OK;
     if (closure)
-        rc = blocker_closure(s, f, &fv);
-    else
-        for (size_t i = 0; i < f->n_blockers && rc == VSCHED_OK; i++)
-            rc = filev_push(&fv, blocker_live(s, f->blockers[i]));
-    if (rc == VSCHED_OK)
-        rc = fill_blockers(t, &fv);
-    free(fv.v);
-    return rc;
+        return read_closure(s, t, f);
+    if (blk_room(t, n, 0) == NULL)
+        return VSCHED_ENOMEM;
+    t->blk_facts = vsched__facts_ref(f->facts);
+    for (size_t i = 0; i < n; i++)
+        blk_set(t, i, blocker_live(s, f->blockers[i]),
+                f->facts->blocker_names[i]);
+    t->n_blk = n;
+    return VSCHED_OK;
 }
 
 /* The executor asked for the closure (ABI 1.1), its ops table big enough
