@@ -39,13 +39,22 @@ for f in "$includedir/vsched/plugin.h" "$includedir/vsched/vsched.h" \
     "$pkgdatadir/conf/example.ini" "$pkgdatadir/examples/hello/src/main.c" \
     "$pkgdatadir/examples/plugin-skeleton/Makefile" \
     "$pkgdatadir/examples/plugin-skeleton/skeleton.c" \
-    "$pkgdatadir/examples/plugin-skeleton/tree/greeting.txt"; do
+    "$pkgdatadir/examples/plugin-skeleton/tree/greeting.txt" \
+    "$includedir/vsched/abi/plugin-1.0.h" \
+    "$mandir/man7/vsched-plugin-guide.7" "$mandir/man3/vsched_plugin.3" \
+    "$mandir/man3/vsched_ctx.3" "$mandir/man3/vsched_config.3" \
+    "$mandir/man3/vsched_loader_ops.3" "$mandir/man3/vsched_executor_ops.3" \
+    "$mandir/man3/vsched_artifact_in.3" \
+    "$pkgdatadir/examples/plugin-include/incl.c" \
+    "$pkgdatadir/examples/plugin-include/tree/common/legal.txt"; do
     check "installed: $f" test -f "$(inst "$f")"
 done
 check "installed: libvsched shared library" \
     sh -c "ls '$(inst "$libdir")'/libvsched.so* >/dev/null 2>&1"
 if command -v groff >/dev/null 2>&1; then
-    for m in man1/vsched-run.1 man1/vsched-plugin-test.1 man5/vsched.ini.5 man7/vsched-plugin.7; do
+    for m in man1/vsched-run.1 man1/vsched-plugin-test.1 man5/vsched.ini.5 man7/vsched-plugin.7 \
+        man7/vsched-plugin-guide.7 man3/vsched_plugin.3 man3/vsched_ctx.3 \
+        man3/vsched_config.3 man3/vsched_loader_ops.3 man3/vsched_executor_ops.3; do
         out=$(groff -man -z -ww "$(inst "$mandir")/$m" 2>&1)
         check "installed $m formats without warnings" test -z "$out"
     done
@@ -125,6 +134,42 @@ abi="$(pkg-config --variable=abi_major vsched).$(pkg-config --variable=abi_minor
 check "... loaded the installed copy" grep -q "^plugin: skeleton 1.0, ABI $abi, executor, thread-safe ($installed_sk)$" "$SCRATCH/t.out"
 check "... artifact published" grep -q "^greeting.txt: artifact\[release\]: ok $sk/build/release/greeting.txt.out" "$SCRATCH/t.out"
 check "... no violations" grep -q "0 failed operations, 0 contract violations" "$SCRATCH/t.out"
+
+# ---- the installed include example, built out of tree ------------------------------
+ie="$SCRATCH/incl"
+cp -R "$(inst "$pkgdatadir")/examples/plugin-include" "$ie"
+chmod -R u+w "$ie"
+submake -C "$ie" CFLAGS="-O2 -Werror" >"$SCRATCH/imake.out" 2>&1
+rc=$?
+cat "$SCRATCH/imake.out"
+check "make in the installed include example: exit 0" test "$rc" -eq 0
+check "... against the installed headers" \
+    grep -q -- "-I$(inst "$includedir")" "$SCRATCH/imake.out"
+run --config "$ie/incl.ini" >"$SCRATCH/irun.out" 2>&1
+rc=$?
+cat "$SCRATCH/irun.out"
+check "installed vsched-run builds the include tree: exit 0" test "$rc" -eq 0
+printf '== built by incl ==\nIntroduction\n[banner]\n(c) the authors\nWelcome.\n' >"$SCRATCH/want"
+check "intro.txt.out: nested includes expanded from the blockers" \
+    cmp -s "$SCRATCH/want" "$ie/build/release/chapters/intro.txt.out"
+
+# ---- a plugin built against the installed frozen 1.0 header ------------------------
+cat >"$SCRATCH/old.c" <<'C'
+#include <vsched/abi/plugin-1.0.h>
+_Static_assert(V1_0_ABI_MAJOR == 1 && V1_0_ABI_MINOR == 0, "1.0");
+int old_layout_size(void) { return (int)sizeof(v1_0_plugin); }
+C
+check "the installed 1.0 header compiles alone" \
+    cc $(pkg-config --cflags vsched) -Wall -Wextra -Werror -c -o "$SCRATCH/old.o" "$SCRATCH/old.c"
+cat >"$SCRATCH/t10.c" <<'C'
+#define VSCHED_PLUGIN_TARGET_MINOR 0
+#include <vsched/plugin.h>
+#include <vsched/abi/plugin-1.0.h>
+_Static_assert(sizeof(vsched_executor_ops) == sizeof(v1_0_executor_ops), "1.0 ops");
+_Static_assert(sizeof(vsched_config) == sizeof(v1_0_config), "1.0 config");
+C
+check "the installed header targets 1.0 with VSCHED_PLUGIN_TARGET_MINOR=0" \
+    cc $(pkg-config --cflags vsched) -Wall -Wextra -Werror -c -o "$SCRATCH/t10.o" "$SCRATCH/t10.c"
 
 # ---- the installed example configuration -------------------------------------------
 mkdir -p "$SCRATCH/ex"

@@ -161,8 +161,10 @@ static void newer_minor_names_both_versions_and_says_upgrade(void)
     char *path = in_dir(plugdir(), "bad_minor"), *want = NULL;
     if (asprintf(&want,
                  "plugin 'bad_minor' needs plugin ABI 1.%d, newer than this "
-                 "vsched-run's 1.%d: upgrade vsched-run",
-                 VSCHED_PLUGIN_ABI_MINOR + 1, VSCHED_PLUGIN_ABI_MINOR) < 0)
+                 "vsched-run's 1.%d: upgrade vsched-run, or rebuild the "
+                 "plugin with -DVSCHED_PLUGIN_TARGET_MINOR=%d",
+                 VSCHED_PLUGIN_ABI_MINOR + 1, VSCHED_PLUGIN_ABI_MINOR,
+                 VSCHED_PLUGIN_ABI_MINOR) < 0)
         abort();
     expect_open_error(path, NULL, VSCHED_EABI, want);
     free(want);
@@ -175,7 +177,10 @@ static void missing_entry_symbol_says_not_a_plugin(void)
     char *so = in_dir(plugdir(), ".libs/no_entry.so");
     char *want = NULL;
     if (asprintf(&want, "%s is not a vsched plugin: no symbol "
-                        "vsched_plugin_entry", so) < 0)
+                        "no_entry_LTX_vsched_plugin_entry or "
+                        "vsched_plugin_entry (a module renamed after it "
+                        "was built keeps its old name's symbol: rebuild it "
+                        "with VSCHED_PLUGIN_DEFINE(no_entry))", so) < 0)
         abort();
     expect_open_error(path, NULL, VSCHED_EABI, want);
     free(want);

@@ -9,7 +9,7 @@
  *
  * Two halves:
  *   - at COMPILE time, every field of the frozen 1.0 layouts
- *     (tests/abi/plugin_v1_0.h) must sit at the same offset with the same
+ *     (include/vsched/abi/plugin-1.0.h) must sit at the same offset with the same
  *     size in the current header, and a struct that grew needs a minor
  *     above 0: breaking the policy breaks the build of this test;
  *   - at RUN time, a plugin compiled from the frozen 1.0 header alone
@@ -26,7 +26,7 @@
 #include <vsched/plugin.h>
 #include <vsched/vsched.h>
 
-#include "abi/plugin_v1_0.h"
+#include <vsched/abi/plugin-1.0.h>
 #include "config/config.h"
 #include "config/plugin_host.h"
 #include "cu.h"
@@ -274,7 +274,7 @@ static void v1_0_plugin_runs_every_operation_under_the_current_host(void)
     CU_ASSERT_STRING_EQUAL(deps.blockers[0], "b.txt");
 
     uint64_t bh = 42, h1 = 0, h2 = 0, h3 = 0;
-    vsched_analysis_in ai = {"a.txt", so.snapshot, so.content_hash, &bh, 1};
+    vsched_analysis_in ai = {"a.txt", so.snapshot, so.content_hash, &bh, 1, sizeof(vsched_analysis_in), NULL};
     CU_ASSERT_EQUAL(x->analysis(inst, ctx, &ai, &h1), 0);
     CU_ASSERT_EQUAL(x->analysis(inst, ctx, &ai, &h2), 0);
     bh = 43;
@@ -282,7 +282,7 @@ static void v1_0_plugin_runs_every_operation_under_the_current_host(void)
     CU_ASSERT_EQUAL(h1, h2);     /* pure */
     CU_ASSERT_NOT_EQUAL(h1, h3); /* covers the blocker */
 
-    vsched_artifact_in in = {"a.txt", "release", so.snapshot, h1};
+    vsched_artifact_in in = {"a.txt", "release", so.snapshot, h1, sizeof(vsched_artifact_in), NULL, 0};
     vsched_artifact_out out = {0};
     CU_ASSERT_EQUAL_FATAL(x->artifact(inst, ctx, &in, &out), 0);
     char *want = NULL;

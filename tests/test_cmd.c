@@ -102,7 +102,7 @@ static const vsched_ctx *ctx(void)
 {
     memset(&T, 0, sizeof T);
     T.ctx = (vsched_ctx){sizeof(vsched_ctx), t_is_cancelled, t_diag, t_alloc,
-                         t_realloc, t_free, &T};
+                         t_realloc, t_free, &T, NULL, NULL};
     return &T.ctx;
 }
 
@@ -148,8 +148,9 @@ static int make(const char *root, const tkv *more, void **inst, char **errmsg)
     n_cfgs++;
     CMD = cmd_LTX_vsched_plugin_entry();
     memset(t, 0, sizeof *t);
-    t->cfg = (vsched_config){sizeof(vsched_config), "executor", t_get, root,
-                             t};
+    t->cfg = (vsched_config){
+        .size = offsetof(vsched_config, host_abi_major), /* a 1.0 host */
+        .section = "executor", .get = t_get, .config_dir = root, .host = t};
     size_t n = 0;
     t->kv[n++] = (tkv){"loader", "root", root};
     t->kv[n++] = (tkv){"executor", "out_dir", out[(n_cfgs - 1) % 8]};
@@ -342,7 +343,7 @@ static int build(void *inst, const char *root, const char *name,
         memset(o, 0, sizeof *o);
         return rc;
     }
-    vsched_artifact_in in = {name, profile, so.snapshot, 42};
+    vsched_artifact_in in = {name, profile, so.snapshot, 42, sizeof(vsched_artifact_in), NULL, 0};
     rc = CMD->executor->artifact(inst, &T.ctx, &in, o);
     CMD->executor->snapshot_free(inst, so.snapshot);
     return rc;
@@ -857,7 +858,7 @@ static void scan_command_reports_deps_through_depfile_or_stdout(void)
 static uint64_t analysis(void *cmd, uint64_t content, const uint64_t *b,
                          size_t n)
 {
-    vsched_analysis_in in = {"a.txt", NULL, content, b, n};
+    vsched_analysis_in in = {"a.txt", NULL, content, b, n, sizeof(vsched_analysis_in), NULL};
     uint64_t h = 0;
     EXPECT_INT(CMD->executor->analysis(cmd, ctx(), &in, &h), VSCHED_OK);
     return h;
@@ -1273,7 +1274,7 @@ static void *par_build(void *arg)
             free(text);
             continue;
         }
-        vsched_artifact_in in = {name, "release", so.snapshot, 1};
+        vsched_artifact_in in = {name, "release", so.snapshot, 1, sizeof(vsched_artifact_in), NULL, 0};
         if (CMD->executor->artifact(a->cmd, &T.ctx, &in, &o) != VSCHED_OK)
             a->failures++;
         char *got = o.tmp_path != NULL ? get("", o.tmp_path + 1) : NULL;

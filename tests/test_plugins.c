@@ -104,7 +104,7 @@ static const vsched_ctx *ctx(void)
 {
     memset(&T, 0, sizeof T);
     T.ctx = (vsched_ctx){sizeof(vsched_ctx), t_is_cancelled, t_diag, t_alloc,
-                         t_realloc, t_free, &T};
+                         t_realloc, t_free, &T, NULL, NULL};
     return &T.ctx;
 }
 
@@ -139,7 +139,9 @@ static tcfg CFG;
 static int make(const vsched_plugin *pl, const char *section, const char *dir,
                 const tkv *kv, void **inst, char **errmsg)
 {
-    CFG = (tcfg){{sizeof(vsched_config), section, t_get, dir, &CFG}, kv, pl};
+    CFG = (tcfg){{.size = offsetof(vsched_config, host_abi_major),
+                  .section = section, .get = t_get, .config_dir = dir,
+                  .host = &CFG}, kv, pl};
     *inst = NULL;
     *errmsg = NULL;
     return pl->create(ctx(), &CFG.cfg, inst, errmsg);
@@ -683,7 +685,7 @@ static void cc_deps_are_deduplicated_and_equal_blockers(void)
 static uint64_t cc_hash(void *cc, uint64_t content, const uint64_t *b,
                         size_t n)
 {
-    vsched_analysis_in in = {"a.c", NULL, content, b, n};
+    vsched_analysis_in in = {"a.c", NULL, content, b, n, sizeof(vsched_analysis_in), NULL};
     uint64_t h = 0;
     EXPECT_INT(CC->executor->analysis(cc, &T.ctx, &in, &h), VSCHED_OK);
     return h;
@@ -718,7 +720,7 @@ static int cc_build(void *cc, const char *root, const char *name,
     vsched_source_out so = {0};
     EXPECT_INT(CC->executor->source(cc, &T.ctx, name, kind, text,
                                     strlen(text), &so), VSCHED_OK);
-    vsched_artifact_in in = {name, profile, so.snapshot, 42};
+    vsched_artifact_in in = {name, profile, so.snapshot, 42, sizeof(vsched_artifact_in), NULL, 0};
     memset(out, 0xAB, sizeof *out); /* the plugin must set every field */
     int rc = CC->executor->artifact(cc, &T.ctx, &in, out);
     CC->executor->snapshot_free(cc, so.snapshot);
@@ -1089,7 +1091,7 @@ static void cc_link_job_produces_runnable_binary_with_profile_flags(void)
     publish(&a);
     publish(&b);
     const char *inputs[] = {a.path, b.path};
-    vsched_job_in job = {"link", "hello", "debug", inputs, 2};
+    vsched_job_in job = {"link", "hello", "debug", inputs, 2, sizeof(vsched_job_in)};
     EXPECT_INT(CC->executor->job(cc, &T.ctx, &job, &l), VSCHED_OK);
     char *want = path2(out, "debug/hello");
     EXPECT_STR(l.path, want);
@@ -1102,7 +1104,7 @@ static void cc_link_job_produces_runnable_binary_with_profile_flags(void)
     EXPECT_INT(pclose(p), 0);
     EXPECT_STR(line, "answer 42\n");
     out_free(&l);
-    vsched_job_in bad = {"archive", "x", "debug", inputs, 2};
+    vsched_job_in bad = {"archive", "x", "debug", inputs, 2, sizeof(vsched_job_in)};
     EXPECT_INT(CC->executor->job(cc, &T.ctx, &bad, &l), VSCHED_EUNSUPPORTED);
     out_free(&a), out_free(&b), free(want);
     CC->destroy(cc);
@@ -1121,7 +1123,7 @@ static void cc_link_failure_is_etool_with_linker_message(void)
                         "release", &a), VSCHED_OK);
     publish(&a);
     const char *inputs[] = {a.path};
-    vsched_job_in job = {"link", "prog", "release", inputs, 1};
+    vsched_job_in job = {"link", "prog", "release", inputs, 1, sizeof(vsched_job_in)};
     ctx();
     EXPECT_INT(CC->executor->job(cc, &T.ctx, &job, &l), VSCHED_ETOOL);
     CU_ASSERT_PTR_NULL(l.path);
@@ -1147,13 +1149,13 @@ static void *cc_compile_thread(void *arg)
 {
     cc_job_arg *j = arg;
     j->t.ctx = (vsched_ctx){sizeof(vsched_ctx), t_is_cancelled, t_diag,
-                            t_alloc, t_realloc, t_free, &j->t};
+                            t_alloc, t_realloc, t_free, &j->t, NULL, NULL};
     vsched_source_out so = {0};
     const char *text = "int f(void) { return 7; }\n";
     j->rc = CC->executor->source(j->cc, &j->t.ctx, j->name, "c", text,
                                  strlen(text), &so);
     vsched_artifact_in in = {j->name, j->name[4] == '0' ? "a" : "b",
-                             so.snapshot, 1};
+                             so.snapshot, 1, sizeof(vsched_artifact_in), NULL, 0};
     if (j->rc == VSCHED_OK)
         j->rc = CC->executor->artifact(j->cc, &j->t.ctx, &in, &j->out);
     CC->executor->snapshot_free(j->cc, so.snapshot);
@@ -1336,7 +1338,7 @@ static int null_artifact(void *nl, const char *name, const char *profile,
     vsched_source_out so = {0};
     EXPECT_INT(NL->executor->source(nl, &T.ctx, name, "null", "", 0, &so),
                VSCHED_OK);
-    vsched_artifact_in in = {name, profile, so.snapshot, analysis};
+    vsched_artifact_in in = {name, profile, so.snapshot, analysis, sizeof(vsched_artifact_in), NULL, 0};
     memset(out, 0xAB, sizeof *out);
     int rc = NL->executor->artifact(nl, &T.ctx, &in, out);
     NL->executor->snapshot_free(nl, so.snapshot);
@@ -1366,11 +1368,11 @@ static void null_artifact_writes_nothing_and_keys_on_profile(void)
     CU_ASSERT_PTR_NULL(o.bytes);
     EXPECT_INT(o.len, 0);
     EXPECT_INT(o.artifact_hash, 0x1234 ^ XXH3_64bits("debug", 5));
-    vsched_job_in job = {"link", "all", "debug", NULL, 0};
+    vsched_job_in job = {"link", "all", "debug", NULL, 0, sizeof(vsched_job_in)};
     EXPECT_INT(NL->executor->job(nl, &T.ctx, &job, &o), VSCHED_OK);
     CU_ASSERT_PTR_NULL(o.path);
     uint64_t b[] = {7, 8}, h = 0, cat[] = {3, 7, 8};
-    vsched_analysis_in in = {"f1", NULL, 3, b, 2};
+    vsched_analysis_in in = {"f1", NULL, 3, b, 2, sizeof(vsched_analysis_in), NULL};
     EXPECT_INT(NL->executor->analysis(nl, &T.ctx, &in, &h), VSCHED_OK);
     EXPECT_INT(h, XXH3_64bits(cat, sizeof cat)); /* same formula as cc */
     NL->destroy(nl);
@@ -1407,7 +1409,7 @@ static void null_cost_stops_when_cancelled(void)
 {
     void *nl = null_make("10", "3", "1", "10000000", "");
     uint64_t h = 0;
-    vsched_analysis_in in = {"f1", NULL, 3, NULL, 0};
+    vsched_analysis_in in = {"f1", NULL, 3, NULL, 0, sizeof(vsched_analysis_in), NULL};
     ctx();
     atomic_store(&T.cancel, 1);
     EXPECT_INT(NL->executor->analysis(nl, &T.ctx, &in, &h),

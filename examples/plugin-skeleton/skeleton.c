@@ -329,14 +329,10 @@ static int skeleton_artifact(void *inst, const vsched_ctx *ctx,
     memset(out, 0, sizeof *out);
 
     /* A per-profile key: [profile.NAME] banner when set, else the
-     * [executor] value (the host filled in the schema default). */
-    char section[256];
-    snprintf(section, sizeof section, "profile.%s", in->profile);
-    const char *banner = sk->cfg->get(sk->cfg, section, "banner");
-    if (banner == NULL)
-        banner = sk->cfg->get(sk->cfg, sk->cfg->section, "banner");
-    if (banner == NULL)
-        banner = "";
+     * [executor] value (the host filled in the schema default). get_str
+     * (ABI 1.1) does that fallback; VSCHED_ENOENT leaves banner as is. */
+    const char *banner = "";
+    (void)sk->cfg->get_str(sk->cfg, in->profile, "banner", &banner);
 
     /* A profile name reaches the file system: refuse anything odd. */
     if (in->profile[0] == '\0' || in->profile[0] == '.' ||
@@ -429,7 +425,7 @@ static const vsched_executor_ops skeleton_executor = {
 /* The descriptor: static, read-only, the same pointer on every call. */
 static const vsched_plugin skeleton_plugin = {
     .abi_major = VSCHED_PLUGIN_ABI_MAJOR, /* the headers we compiled with */
-    .abi_minor = VSCHED_PLUGIN_ABI_MINOR,
+    .abi_minor = VSCHED_PLUGIN_TARGET_MINOR, /* the oldest host we need */
     .size = sizeof(vsched_plugin),
     .name = "skeleton",                  /* what [executor] plugin = names */
     .version = "1.0",                    /* our own version, free form */

@@ -27,15 +27,39 @@
  * host reads a field only when the struct's `size` covers it, and a plugin
  * reads a host-added field only when ctx->size / cfg->size covers it, so a
  * plugin built for an older minor keeps loading. Enforced by
- * tests/test_abi_layout.c (every 1.0 field keeps its offset and size,
- * checked against a frozen copy, tests/abi/plugin_v1_0.h) and by a plugin
- * compiled from that frozen copy alone. See vsched-plugin(7).
+ * the test suite (every 1.0 field keeps its offset and size, checked
+ * against the frozen copy installed as <vsched/abi/plugin-1.0.h>) and by a
+ * plugin compiled from that frozen copy alone. See vsched-plugin(7).
+ *
+ * Input structs (vsched_analysis_in, vsched_artifact_in, vsched_job_in)
+ * grow the same way: their 1.0 fields stay first, where a 1.0 plugin reads
+ * them, and `size` is the first 1.1 field, so a 1.0 plugin gets its 1.0
+ * layout without any translation and a later plugin reads a field only
+ * when in->size covers it. Out-structs (vsched_source_out, vsched_deps_out,
+ * vsched_artifact_out) are zero-filled by the host before every call, at
+ * the host's full size: a plugin sets what it knows and leaves the rest.
+ *
+ * Targeting an older minor: define VSCHED_PLUGIN_TARGET_MINOR (before
+ * including this header, or with -D) to the oldest minor the plugin must
+ * load on, and put VSCHED_PLUGIN_TARGET_MINOR in the descriptor's
+ * abi_minor. Everything "Since" a later minor is then left out of the
+ * structs, so sizeof() and every `size` the plugin reports are that
+ * minor's, and the plugin loads on a host of that minor (as GLib's
+ * GLIB_VERSION_MIN_REQUIRED). Default: this header's minor.
  *
  * What each minor added (every addition is marked "Since 1.N" below):
  *   1.1  vsched_artifact_out.deps / n_deps (the files an artifact read, as
  *        the tool reports them); vsched_executor_ops.identity (what,
  *        besides its configuration, decides the executor's outputs);
- *        VSCHED_PLUGIN_CYCLES_FORBIDDEN; vsched_executor_ops.command (the
+ *        VSCHED_PLUGIN_CYCLES_FORBIDDEN; `size` and the blockers'
+ *        snapshots (vsched_blocker_in) in vsched_analysis_in and
+ *        vsched_artifact_in, `size` in vsched_job_in;
+ *        vsched_executor_ops.artifact_blockers (direct blockers or their
+ *        closure); vsched_ctx.load / realpath (the loader through the
+ *        context); vsched_config's host version, profile list, typed
+ *        getters (get_str, get_int, get_bool, get_list) with the
+ *        [profile.NAME] fallback, and blame (an error at a key's line);
+ *        VSCHED_PLUGIN_TARGET_MINOR; vsched_executor_ops.command (the
  *        command artifact() would run, for compile_commands.json).
  *
  * Ownership, in one rule: a buffer a plugin hands to the host through an
@@ -64,12 +88,29 @@ extern "C" {
 #define VSCHED_PLUGIN_ABI_MAJOR 1
 #define VSCHED_PLUGIN_ABI_MINOR 1
 
+/* Since 1.1. The oldest minor of this major the plugin must load on; see
+ * "Targeting an older minor" above. The descriptor's abi_minor. */
+#ifndef VSCHED_PLUGIN_TARGET_MINOR
+#define VSCHED_PLUGIN_TARGET_MINOR VSCHED_PLUGIN_ABI_MINOR
+#endif
+#if VSCHED_PLUGIN_TARGET_MINOR < 0 || \
+    VSCHED_PLUGIN_TARGET_MINOR > VSCHED_PLUGIN_ABI_MINOR
+#error "VSCHED_PLUGIN_TARGET_MINOR must name a minor of this header (0..VSCHED_PLUGIN_ABI_MINOR)"
+#endif
+
 /* The exported entry symbol's name. A plugin defines it with
  * VSCHED_PLUGIN_DEFINE(modname), where modname is the module's file name
  * without ".so" and with every character outside [A-Za-z0-9_] replaced by
  * '_'. That spells libltdl's per-module name, modname_LTX_vsched_plugin_entry,
  * which lets several plugins be linked into one program (preloaded) without
  * clashing. The host also accepts the plain name for hand-built modules.
+ *
+ * The rule, for a module file FILE.so (or FILE.la): the host looks up
+ * FILE_LTX_vsched_plugin_entry (FILE mangled as above), then
+ * vsched_plugin_entry. A module renamed after it was built keeps its old
+ * prefixed symbol and is refused; the message names the symbols looked
+ * for. Rebuild it with VSCHED_PLUGIN_DEFINE(newname), or export the plain
+ * name.
  *
  *     VSCHED_PLUGIN_DEFINE(myexec) { return &my_descriptor; }
  */
@@ -161,7 +202,33 @@ struct vsched_ctx {
     void (*free)(const vsched_ctx *ctx, void *ptr);
 
     void *host; /* opaque to plugins */
+
+#if VSCHED_PLUGIN_TARGET_MINOR >= 1
+    /* Since 1.1. The run's source loader, for an executor: the same
+     * operations as vsched_loader_ops.load and .realpath (root confinement
+     * included), with the same ownership (ctx->alloc'ed, host-owned).
+     * Executors reach sources through these, never through the file
+     * system. NULL where the host has no loader to offer (create(), and
+     * tools calling a single operation); check ctx->size first. They read
+     * the loader's current content: for a blocker at the generation the
+     * analysis hash covers, use in->blockers instead. A file artifact()
+     * reads this way that is not among its deps belongs in out->deps, or
+     * the host's up-to-date check does not know the output depends on it.
+     * May be called from
+     * the executor's operations only (the host serialises the loader when
+     * it is not thread-safe; executor before loader, never the reverse). */
+    int (*load)(const vsched_ctx *ctx, const char *name, char **bytes,
+                size_t *len);
+    int (*realpath)(const vsched_ctx *ctx, const char *name,
+                    char **canonical);
+#endif
 };
+
+/* Since 1.1: a plugin may read ctx field F only when the host's context
+ * covers it: VSCHED_HAS_FIELD(ctx, vsched_ctx, load) && ctx->load. Works
+ * for every struct with a leading or 1.1 `size` member. */
+#define VSCHED_HAS_FIELD(p, type, field)                                      \
+    ((p)->size >= offsetof(type, field) + sizeof((p)->field))
 
 /* ------------------------------------------------------------------------
  * Configuration schema: the keys a plugin accepts in its INI section.
@@ -201,6 +268,48 @@ struct vsched_config {
     /* Directory of the INI file, absolute. */
     const char *config_dir;
     void *host;
+
+#if VSCHED_PLUGIN_TARGET_MINOR >= 1
+    /* Since 1.1. The host's plugin ABI (VSCHED_PLUGIN_ABI_MAJOR/MINOR as
+     * the host was built) and its package version ("1.4.0"): what a
+     * plugin that targets an older minor reads to know what it may use. */
+    unsigned host_abi_major, host_abi_minor;
+    const char *host_version;
+
+    /* Since 1.1. The profiles of the run's INI: NAME of every
+     * [profile.NAME] section, in file order (borrowed, until destroy). */
+    const char *const *profiles;
+    size_t n_profiles;
+
+    /* Since 1.1. Typed reads of a key of the plugin's own section, or with
+     * `profile` non-NULL its [profile.PROFILE] value when that section
+     * sets it, else the own section's (the fallback every per-profile key
+     * wants). Schema defaults count as set. Each returns VSCHED_OK with
+     * *out set; VSCHED_ENOENT when unset or empty (an empty value never
+     * counts as a value), *out untouched; VSCHED_ECONFIG when the text is
+     * not of the type (the host's message for create() is then
+     * "[SECTION] KEY: ...", see blame). Strings and lists are borrowed,
+     * until destroy.
+     *   get_str   the text.
+     *   get_int   a decimal integer, optional sign, no spaces, within
+     *             long long ("12x", "1e3", " 5", "0x10" are errors).
+     *   get_bool  true/false, yes/no, on/off, 1/0, any case; else error.
+     *   get_list  whitespace-separated words (*words borrowed, *n >= 1). */
+    int (*get_str)(const vsched_config *cfg, const char *profile,
+                   const char *key, const char **out);
+    int (*get_int)(const vsched_config *cfg, const char *profile,
+                   const char *key, long long *out);
+    int (*get_bool)(const vsched_config *cfg, const char *profile,
+                    const char *key, int *out);
+    int (*get_list)(const vsched_config *cfg, const char *profile,
+                    const char *key, const char *const **words, size_t *n);
+
+    /* Since 1.1. Say which key a failing create() is about: the host puts
+     * that key's "FILE:LINE: " (or "--set: ") before create()'s message.
+     * `section` NULL means the plugin's own; the last call wins. */
+    void (*blame)(const vsched_config *cfg, const char *section,
+                  const char *key);
+#endif
 };
 
 /* ------------------------------------------------------------------------
@@ -252,6 +361,17 @@ typedef struct vsched_deps_out {
     size_t n_blockers;
 } vsched_deps_out;
 
+/* Since 1.1. One blocker as Analysis and Artifact see it. Borrowed for the
+ * call: the snapshot is the one source() made of that file at the
+ * generation the analysis hash covers (the host holds a reference while
+ * the operation runs, and refuses the result if the file changed
+ * meanwhile), so an executor expanding an include reads it here, never
+ * from the file system or the loader. */
+typedef struct vsched_blocker_in {
+    const char *name;     /* canonical source name, as extract_deps gave */
+    const void *snapshot; /* never NULL */
+} vsched_blocker_in;
+
 /* Input of the Analysis stage. */
 typedef struct vsched_analysis_in {
     const char *name;            /* borrowed */
@@ -260,6 +380,14 @@ typedef struct vsched_analysis_in {
     const uint64_t *blocker_hashes; /* borrowed; analysis hashes of the
                                        blockers, in extract_deps order */
     size_t n_blockers;
+#if VSCHED_PLUGIN_TARGET_MINOR >= 1
+    size_t size; /* Since 1.1: sizeof(vsched_analysis_in) as the host
+                    knows it */
+    /* Since 1.1. The direct blockers, n_blockers of them, in the order of
+     * blocker_hashes. A blocker in the same cycle as this file (a cycle
+     * building as one unit) is here too, its snapshot as parsed. */
+    const vsched_blocker_in *blockers;
+#endif
 } vsched_analysis_in;
 
 /* Input of the Artifact stage. */
@@ -268,6 +396,18 @@ typedef struct vsched_artifact_in {
     const char *profile;       /* borrowed; profile name */
     const void *snapshot;      /* borrowed */
     uint64_t analysis_hash;
+#if VSCHED_PLUGIN_TARGET_MINOR >= 1
+    size_t size; /* Since 1.1: sizeof(vsched_artifact_in) as the host
+                    knows it */
+    /* Since 1.1. The blockers whose Analysis the analysis hash covers:
+     * with executor ops artifact_blockers = VSCHED_BLOCKERS_DIRECT (0)
+     * the file's own blockers in extract_deps order; with
+     * VSCHED_BLOCKERS_CLOSURE every file reachable through blockers
+     * (blockers of blockers, ...), each once, in depth-first preorder
+     * from the file's own, the file itself left out. */
+    const vsched_blocker_in *blockers;
+    size_t n_blockers;
+#endif
 } vsched_artifact_in;
 
 /* Result of the Artifact stage. Either the plugin wrote its output to
@@ -283,6 +423,7 @@ typedef struct vsched_artifact_out {
     size_t len;
     uint64_t artifact_hash; /* key of what was produced (0 if unknown) */
 
+#if VSCHED_PLUGIN_TARGET_MINOR >= 1
     /* Since 1.1. The files the artifact was made from, as the tool itself
      * reports them (for cc: the compiler's -MD depfile), as source names
      * relative to the loader root; files outside the root (system headers)
@@ -292,8 +433,10 @@ typedef struct vsched_artifact_out {
      * know. Array and strings ctx->alloc'ed, host-owned, also on failure. */
     char **deps;
     size_t n_deps;
+#endif
 } vsched_artifact_out;
 
+#if VSCHED_PLUGIN_TARGET_MINOR >= 1
 /* Since 1.1. What command() returns: the command artifact() would run for
  * one file, for tools (compile_commands.json). Every pointer is
  * ctx->alloc'ed and host-owned once set, also on failure; argv's strings
@@ -308,6 +451,7 @@ typedef struct vsched_command_out {
     char *file;      /* absolute path of the source file argv reads */
     char *output;    /* absolute path of the output argv writes */
 } vsched_command_out;
+#endif
 
 /* A generic graph job (e.g. a link step). */
 typedef struct vsched_job_in {
@@ -316,6 +460,9 @@ typedef struct vsched_job_in {
     const char *profile;        /* borrowed */
     const char *const *inputs;  /* borrowed; artifact paths */
     size_t n_inputs;
+#if VSCHED_PLUGIN_TARGET_MINOR >= 1
+    size_t size; /* Since 1.1: sizeof(vsched_job_in) as the host knows it */
+#endif
 } vsched_job_in;
 
 typedef struct vsched_executor_ops {
@@ -348,6 +495,7 @@ typedef struct vsched_executor_ops {
     int (*job)(void *inst, const vsched_ctx *ctx, const vsched_job_in *in,
                vsched_artifact_out *out);
 
+#if VSCHED_PLUGIN_TARGET_MINOR >= 1
     /* Since 1.1. Optional (may be NULL). The executor's identity for
      * `profile`: a hash of what, besides its configuration, decides what
      * artifact() and job() produce (for cc: the compiler's --version output
@@ -371,7 +519,22 @@ typedef struct vsched_executor_ops {
     int (*command)(void *inst, const vsched_ctx *ctx, const char *name,
                    const char *kind, const char *profile,
                    vsched_command_out *out);
+
+    /* Since 1.1. Not an operation: which blockers artifact() gets in
+     * in->blockers. VSCHED_BLOCKERS_DIRECT (0, also for an ops table too
+     * small to hold this field): the file's own. VSCHED_BLOCKERS_CLOSURE:
+     * the transitive closure -- what an executor expanding nested
+     * includes (a includes b includes c) needs, because the analysis hash
+     * of a covers c through b's, and c's snapshot at that generation is
+     * reachable nowhere else. It costs the scheduler one step per file of
+     * the closure at each Artifact's start, under its lock: ask for it
+     * only when artifact() reads the texts. */
+    unsigned artifact_blockers;
+#endif
 } vsched_executor_ops;
+
+#define VSCHED_BLOCKERS_DIRECT 0u
+#define VSCHED_BLOCKERS_CLOSURE 1u
 
 /* ------------------------------------------------------------------------
  * The descriptor.
@@ -384,11 +547,14 @@ typedef struct vsched_executor_ops {
  * host then sets vsched_options.blocker_cycles_fail); without it a cycle
  * among blockers -- C headers with include guards that include each other
  * -- builds as one unit. */
+#if VSCHED_PLUGIN_TARGET_MINOR >= 1
 #define VSCHED_PLUGIN_CYCLES_FORBIDDEN 0x2u
+#endif
 
 typedef struct vsched_plugin {
     uint32_t abi_major;  /* VSCHED_PLUGIN_ABI_MAJOR the plugin was built for */
-    uint32_t abi_minor;  /* VSCHED_PLUGIN_ABI_MINOR the plugin was built for */
+    uint32_t abi_minor;  /* the oldest minor it needs: write
+                            VSCHED_PLUGIN_TARGET_MINOR */
     size_t size;         /* sizeof(vsched_plugin) as the plugin knows it */
     const char *name;    /* short name, [a-z0-9_-]+ */
     const char *version; /* the plugin's own version */
@@ -401,7 +567,10 @@ typedef struct vsched_plugin {
 
     /* Required. Create an instance from validated configuration (borrowed,
      * valid until destroy). On failure return a negative status and set
-     * *errmsg (ctx->alloc'ed, host-owned) to a one-line reason. */
+     * *errmsg (ctx->alloc'ed, host-owned) to a one-line reason; cfg->blame
+     * (1.1) points it at a key's line. Diagnostics through ctx->diag are
+     * shown to the user tagged with the severity and the plugin's name
+     * ("warning: plugin 'NAME': FILE:LINE: message"). */
     int (*create)(const vsched_ctx *ctx, const vsched_config *cfg,
                   void **inst, char **errmsg);
     /* Required. Destroy an instance. */

@@ -4,6 +4,13 @@
  * One context per task run; ctx->host points at the task. Diagnostics are
  * appended to the task (only its own worker touches it while it runs), and
  * cancellation reads the node's flag and the scheduler's stop flag.
+ *
+ * ABI 1.1: ctx->load and ctx->realpath call the scheduler's loader for an
+ * executor, under the serial-loader lock when the loader is not
+ * thread-safe. Lock order: an executor call may hold serial_executor and
+ * then take serial_loader here; nothing takes serial_executor while it
+ * holds serial_loader (run_load and vsched__canonical_name call only the
+ * loader), so the two never deadlock.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -53,6 +60,40 @@ static void ctx_free(const vsched_ctx *ctx, void *p)
     free(p);
 }
 
+static int ctx_load(const vsched_ctx *ctx, const char *name, char **bytes,
+                    size_t *len)
+{
+    vsched__task *t = ctx->host;
+    const vsched_loader_binding *lb = &t->s->opts.loader;
+    if (name == NULL || bytes == NULL || len == NULL || name[0] == '\0')
+        return VSCHED_EINVAL;
+    *bytes = NULL;
+    *len = 0;
+    if (!lb->thread_safe)
+        pthread_mutex_lock(&t->s->serial_loader);
+    int rc = lb->ops->load(lb->inst, ctx, name, bytes, len);
+    if (!lb->thread_safe)
+        pthread_mutex_unlock(&t->s->serial_loader);
+    if (rc == VSCHED_OK && *bytes == NULL && *len != 0)
+        rc = VSCHED_EINVAL; /* NULL is for an empty source only */
+    if (rc != VSCHED_OK) {
+        free(*bytes);
+        *bytes = NULL;
+        *len = 0;
+    }
+    return rc < 0 || rc == VSCHED_OK ? rc : VSCHED_EERR;
+}
+
+static int ctx_realpath(const vsched_ctx *ctx, const char *name,
+                        char **canonical)
+{
+    vsched__task *t = ctx->host;
+    if (name == NULL || canonical == NULL || name[0] == '\0')
+        return VSCHED_EINVAL;
+    *canonical = NULL;
+    return vsched__canonical_name(t->s, name, canonical);
+}
+
 void vsched__ctx_init(vsched_ctx *ctx, vsched__task *t)
 {
     *ctx = (vsched_ctx){
@@ -63,6 +104,8 @@ void vsched__ctx_init(vsched_ctx *ctx, vsched__task *t)
         .realloc = ctx_realloc,
         .free = ctx_free,
         .host = t,
+        .load = ctx_load,
+        .realpath = ctx_realpath,
     };
 }
 

@@ -95,6 +95,21 @@ typedef struct vsched__task {
     uint64_t *consumed;        /* Analysis: id of each blocker's Analysis */
     size_t n_blockers;
     uint64_t inline_hashes[4], inline_consumed[4];
+    /* Analysis/Artifact (ABI 1.1 in->blockers): n_blk blockers' names and
+     * snapshots -- Analysis: its direct blockers, aligned with
+     * blocker_hashes; Artifact: direct or closure, as the executor asks
+     * (vsched_executor_ops.artifact_blockers). blk[] and a reference on
+     * each snapshot (blk_snaps[]) sit inline for up to 4, else in blk_mem
+     * (owned); direct blockers' names point into the file's facts record
+     * (blk_facts, a reference), the closure's into blk_mem. Read at start
+     * under the lock (task.c), released in vsched__task_free. */
+    vsched_blocker_in *blk;
+    vsched__snap **blk_snaps;
+    size_t n_blk;
+    void *blk_mem;
+    vsched__facts *blk_facts;
+    vsched_blocker_in inline_blk[4];
+    vsched__snap *inline_snaps[4];
 
     /* Outputs. */
     int status;

@@ -202,9 +202,11 @@ static void run_analysis(vsched__task *t, const vsched_ctx *ctx)
 {
     vsched *s = t->s;
     const vsched_executor_binding *eb = &s->opts.executor;
+    /* 1.0 fields first, then the 1.1 ones (plugin.h: a 1.0 plugin reads
+     * its prefix); the blockers as task.c read them. */
     vsched_analysis_in in = {t->name, t->snap != NULL ? t->snap->p : NULL,
                              t->content_hash, t->blocker_hashes,
-                             t->n_blockers};
+                             t->n_blockers, sizeof in, t->blk};
     lock_if(&s->serial_executor, eb->thread_safe);
     t->ran = 1;
     int rc = eb->ops->analysis(eb->inst, ctx, &in, &t->out_hash);
@@ -293,9 +295,10 @@ static void run_artifact(vsched__task *t, const vsched_ctx *ctx)
 {
     vsched *s = t->s;
     const vsched_executor_binding *eb = &s->opts.executor;
-    vsched_artifact_in in = {t->name, t->profile,
+    vsched_artifact_in in = {t->name,          t->profile,
                              t->snap != NULL ? t->snap->p : NULL,
-                             t->analysis_hash};
+                             t->analysis_hash, sizeof in,
+                             t->blk,           t->n_blk};
     vsched_artifact_out out = {0};
     lock_if(&s->serial_executor, eb->thread_safe);
     t->ran = 1;
@@ -333,6 +336,7 @@ static void run_job(vsched__task *t, const vsched_ctx *ctx)
         return;
     }
     vsched_artifact_out out = {0};
+    t->job->size = sizeof *t->job; /* 1.1 */
     lock_if(&s->serial_executor, eb->thread_safe);
     int rc = eb->ops->job(eb->inst, ctx, t->job, &out);
     executor_unlock(s, eb->thread_safe);

@@ -1,6 +1,6 @@
 /*
  * v1_0_plugin -- an executor built ONLY from the frozen ABI 1.0 layouts of
- * plugin_v1_0.h, never from the current <vsched/plugin.h>: what a plugin
+ * <vsched/abi/plugin-1.0.h>, never from the current <vsched/plugin.h>: what a plugin
  * compiled against vsched 1.0 looks like to every later 1.x host. The
  * tests load it through the current host (tests/test_abi_layout.c) and
  * build with it through vsched-run and vsched-plugin-test (tests/sdk.sh).
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "plugin_v1_0.h"
+#include <vsched/abi/plugin-1.0.h>
 
 static const v1_0_key v10_schema[] = {
     {"out_dir", V1_0_KEY_PATH, NULL, "directory receiving the outputs", 0, 0,

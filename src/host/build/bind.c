@@ -597,6 +597,11 @@ vr_bind *vr_bind_new(const vr_bind_opts *o)
         .job = VR_OPS_COVERS(x, vsched_executor_ops, job) && x->job != NULL
                    ? w_job
                    : NULL,
+        /* ABI 1.1: the plugin's choice of blockers reaches the core. */
+        .artifact_blockers =
+            VR_OPS_COVERS(x, vsched_executor_ops, artifact_blockers)
+                ? x->artifact_blockers
+                : VSCHED_BLOCKERS_DIRECT,
     };
     return b;
 }

@@ -205,6 +205,10 @@ int vr_session_open(vr_session *ss, const vr_build *b,
         .ready_capacity = s->ready_capacity,
         .task_observer = b->task_observer,
         .task_observer_user = b->task_observer_user,
+        /* ABI 1.1: the executor's language forbids blocker cycles. */
+        .blocker_cycles_fail =
+            b->executor_desc != NULL &&
+            (b->executor_desc->flags & VSCHED_PLUGIN_CYCLES_FORBIDDEN) != 0,
     };
     if (vsched_create(&ss->sched, &o) != 0) {
         fprintf(b->err, "vsched-run: cannot start the scheduler\n");

@@ -324,6 +324,42 @@ static int vr_check_schema(const char *label, const vsched_plugin *d,
     return 0;
 }
 
+/* Contract: see plugin_host.h. Reads abi_major and abi_minor first, and
+ * `size` only once the major matches. */
+int vr_plugin_check_abi(const char *label, const vsched_plugin *d,
+                        unsigned host_major, unsigned host_minor, char **err)
+{
+    if (d->abi_major != host_major) {
+        *err = vr_strfmt("plugin '%s' was built for plugin ABI %u.%u; this "
+                         "vsched-run speaks ABI %u.%u (major versions must "
+                         "match): rebuild the plugin against vsched %u.x "
+                         "headers",
+                         label, (unsigned)d->abi_major,
+                         (unsigned)d->abi_minor, host_major, host_minor,
+                         host_major);
+        return VSCHED_EABI;
+    }
+    if (d->abi_minor > host_minor) {
+        *err = vr_strfmt("plugin '%s' needs plugin ABI %u.%u, newer than "
+                         "this vsched-run's %u.%u: upgrade vsched-run, or "
+                         "rebuild the plugin with "
+                         "-DVSCHED_PLUGIN_TARGET_MINOR=%u",
+                         label, (unsigned)d->abi_major,
+                         (unsigned)d->abi_minor, host_major, host_minor,
+                         host_minor);
+        return VSCHED_EABI;
+    }
+    if (d->size < VR_PLUGIN_SIZE_1_0) {
+        *err = vr_strfmt("plugin '%s' has a %zu-byte descriptor, smaller "
+                         "than the %zu bytes of ABI %u.0: rebuild the plugin "
+                         "against vsched %u.x headers",
+                         label, d->size, (size_t)VR_PLUGIN_SIZE_1_0,
+                         host_major, host_major);
+        return VSCHED_EABI;
+    }
+    return 0;
+}
+
 /* Every check of a descriptor, in the order of <vsched/plugin.h>. `where`
  * names the module for "not a plugin" messages. Returns 0 or VSCHED_EABI
  * with *err set. */
@@ -336,33 +372,10 @@ static int vr_check_descriptor(const char *label, const char *where,
                          where);
         return VSCHED_EABI;
     }
-    /* Only abi_major and abi_minor are trusted before the major matches. */
-    if (d->abi_major != VSCHED_PLUGIN_ABI_MAJOR) {
-        *err = vr_strfmt("plugin '%s' was built for plugin ABI %u.%u; this "
-                         "vsched-run speaks ABI %d.%d (major versions must "
-                         "match): rebuild the plugin against vsched %d.x "
-                         "headers",
-                         label, (unsigned)d->abi_major,
-                         (unsigned)d->abi_minor, VSCHED_PLUGIN_ABI_MAJOR,
-                         VSCHED_PLUGIN_ABI_MINOR, VSCHED_PLUGIN_ABI_MAJOR);
-        return VSCHED_EABI;
-    }
-    if (d->abi_minor > VSCHED_PLUGIN_ABI_MINOR) {
-        *err = vr_strfmt("plugin '%s' needs plugin ABI %u.%u, newer than "
-                         "this vsched-run's %d.%d: upgrade vsched-run",
-                         label, (unsigned)d->abi_major,
-                         (unsigned)d->abi_minor, VSCHED_PLUGIN_ABI_MAJOR,
-                         VSCHED_PLUGIN_ABI_MINOR);
-        return VSCHED_EABI;
-    }
-    if (d->size < VR_PLUGIN_SIZE_1_0) {
-        *err = vr_strfmt("plugin '%s' has a %zu-byte descriptor, smaller "
-                         "than the %zu bytes of ABI %d.0: rebuild the plugin "
-                         "against vsched %d.x headers",
-                         label, d->size, (size_t)VR_PLUGIN_SIZE_1_0,
-                         VSCHED_PLUGIN_ABI_MAJOR, VSCHED_PLUGIN_ABI_MAJOR);
-        return VSCHED_EABI;
-    }
+    int vrc = vr_plugin_check_abi(label, d, VSCHED_PLUGIN_ABI_MAJOR,
+                                  VSCHED_PLUGIN_ABI_MINOR, err);
+    if (vrc != 0)
+        return vrc;
     if (d->name == NULL || d->name[0] == '\0') {
         *err = vr_strfmt("plugin '%s' has no name in its descriptor", label);
         return VSCHED_EABI;
@@ -517,8 +530,16 @@ int vr__open_file(vr_plugin **out, const char *base, char **err)
     free(file);
 
     if (entry == NULL) {
-        *err = vr_strfmt("%s is not a vsched plugin: no symbol %s", origin,
-                         VSCHED_PLUGIN_ENTRY_SYMBOL);
+        /* lt_dlsym looked for LABEL_LTX_vsched_plugin_entry, then the
+         * plain name (plugin.h's rule); say both. */
+        char *prefix = vr_symbol_prefix(label);
+        *err = vr_strfmt("%s is not a vsched plugin: no symbol "
+                         "%s_LTX_%s or %s (a module renamed after it was "
+                         "built keeps its old name's symbol: rebuild it "
+                         "with VSCHED_PLUGIN_DEFINE(%s))",
+                         origin, prefix, VSCHED_PLUGIN_ENTRY_SYMBOL,
+                         VSCHED_PLUGIN_ENTRY_SYMBOL, prefix);
+        free(prefix);
         free(origin);
         free(label);
         return VSCHED_EABI;

@@ -49,6 +49,18 @@ void vr_plugin_host_exit(void);
 int vr_plugin_open(vr_plugin **out, const char *name, const vr_config *cfg,
                    char **err);
 
+/* The version part of the descriptor check, as a host speaking plugin ABI
+ * host_major.host_minor makes it (vr_plugin_open passes this build's
+ * VSCHED_PLUGIN_ABI_MAJOR/MINOR; a test passes 1, 0 to be a 1.0 host).
+ * Returns 0, or VSCHED_EABI with *err (heap) set to one of the messages
+ * of vsched-plugin(7): "plugin 'L' was built for plugin ABI M.m; this
+ * vsched-run speaks ABI H.h (major versions must match): ...", "plugin
+ * 'L' needs plugin ABI M.m, newer than this vsched-run's H.h: upgrade
+ * vsched-run, or rebuild the plugin with -DVSCHED_PLUGIN_TARGET_MINOR=h",
+ * or a descriptor smaller than 1.0's. */
+int vr_plugin_check_abi(const char *label, const vsched_plugin *d,
+                        unsigned host_major, unsigned host_minor, char **err);
+
 /* The checked descriptor. */
 const vsched_plugin *vr_plugin_descriptor(const vr_plugin *p);
 /* Where it came from: "built-in" or the module's path. */

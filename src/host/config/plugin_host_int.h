@@ -8,6 +8,8 @@
  *   plugin_instance.c  vr_plugin_instantiate / vr_plugin_destroy_instance,
  *                      the vsched_config snapshot given to create(), and
  *                      the host vsched_ctx.
+ *   plugin_config.c    the ABI 1.1 part of that vsched_config: host
+ *                      version, profiles, typed getters, blame.
  *   plugin_list.c      vr_plugin_list / vr_plugin_describe.
  *
  * Every name here is vr__-prefixed. Only plugin_host.c calls libltdl or
@@ -18,6 +20,7 @@
 #define VSCHED_HOST_PLUGIN_HOST_INT_H
 
 #include <ltdl.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <vsched/plugin.h>
 
@@ -84,7 +87,26 @@ int vr__module_file(const char *base, char **file);
  * around libltdl calls. */
 int vr__open_file(vr_plugin **out, const char *base, char **err);
 
+/* ---- plugin_config.c ---------------------------------------------------- */
+/* What the 1.1 members of one instance's vsched_config own. `lock` guards
+ * lists, blame_* and scratch (the getters may be called from any thread
+ * until destroy); a leaf lock, nothing is called while it is held. */
+typedef struct vr__cfgx {
+    pthread_mutex_t lock;
+    char **profiles;             /* NAME of each [profile.NAME], heap */
+    size_t n_profiles;
+    struct vr_words *lists;      /* get_list results, kept until destroy */
+    char *blame_section, *blame_key; /* the key create()'s error is about */
+    char *scratch;               /* "profile.NAME" of the last lookup */
+} vr__cfgx;
+/* Fill c's 1.1 members (host version, profiles of cfg, getters, blame)
+ * backed by x; release with vr__cfgx_free. */
+void vr__cfgx_init(vsched_config *c, vr__cfgx *x, const vr_config *cfg);
+void vr__cfgx_free(vr__cfgx *x);
+
 /* ---- plugin_instance.c -------------------------------------------------- */
+/* The vr__cfgx of the instance whose configuration cfg is. */
+vr__cfgx *vr__instance_cfgx(const vsched_config *cfg);
 
 /* Destroy every instance of p still alive (plugin's destroy(), then its
  * configuration snapshot); p->instances is NULL afterwards. */

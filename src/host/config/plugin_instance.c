@@ -44,6 +44,7 @@ typedef struct vr__instance {
     char *config_dir;
     vr_kv *kv;
     size_t n_kv, cap_kv;
+    vr__cfgx x; /* the 1.1 members of cfg (plugin_config.c) */
     struct vr__instance *next;
 } vr_instance;
 
@@ -56,15 +57,32 @@ static int vr_ctx_is_cancelled(const vsched_ctx *ctx)
     return 0;
 }
 
+static const char *vr_sev_name(vsched_severity sev)
+{
+    return sev == VSCHED_SEV_ERROR     ? "error"
+           : sev == VSCHED_SEV_WARNING ? "warning"
+                                       : "note";
+}
+
+/* "SEVERITY: plugin 'NAME': FILE:LINE: MESSAGE" on stderr; ctx->host is
+ * the plugin's label, or NULL for the process-wide context. */
 static void vr_ctx_diag(const vsched_ctx *ctx, vsched_severity sev,
                         const char *file, unsigned line, const char *message)
 {
+    const char *label = ctx->host;
+    char *who = label != NULL ? vr_strfmt("plugin '%s'", label)
+                              : vr_xstrdup("plugin");
+    if (message == NULL)
+        message = "";
     if (file != NULL && line != 0)
-        fprintf(stderr, "plugin: %s:%u: %s\n", file, line, message);
+        fprintf(stderr, "%s: %s: %s:%u: %s\n", vr_sev_name(sev), who, file,
+                line, message);
     else if (file != NULL)
-        fprintf(stderr, "plugin: %s: %s\n", file, message);
+        fprintf(stderr, "%s: %s: %s: %s\n", vr_sev_name(sev), who, file,
+                message);
     else
-        fprintf(stderr, "plugin: %s\n", message);
+        fprintf(stderr, "%s: %s: %s\n", vr_sev_name(sev), who, message);
+    free(who);
 }
 
 static void *vr_ctx_alloc(const vsched_ctx *ctx, size_t size)
@@ -93,8 +111,10 @@ static const vsched_ctx vr_host_ctx = {
 };
 
 /* Contract: a process-wide context whose alloc/realloc/free are malloc,
- * realloc and free, is_cancelled always 0, and diag writes
- * "plugin: FILE:LINE: MESSAGE" to stderr. Static storage; thread-safe. */
+ * realloc and free, is_cancelled always 0, load/realpath NULL (no loader
+ * here), and diag writes "SEVERITY: plugin: FILE:LINE: MESSAGE" to
+ * stderr (create() gets a copy naming the plugin). Static storage;
+ * thread-safe. */
 const vsched_ctx *vr_plugin_host_ctx(void)
 {
     return &vr_host_ctx;
@@ -137,7 +157,14 @@ static void vr_instance_free(vr_instance *w)
     free(w->kv);
     free(w->section);
     free(w->config_dir);
+    vr__cfgx_free(&w->x);
     free(w);
+}
+
+/* Contract: see plugin_host_int.h. */
+vr__cfgx *vr__instance_cfgx(const vsched_config *cfg)
+{
+    return &((vr_instance *)cfg->host)->x;
 }
 
 /* vsched_config.get: every value was resolved when the instance was made. */
@@ -216,6 +243,7 @@ static vr_instance *vr_instance_new(const vsched_plugin *d,
     w->cfg.get = vr_config_cb_get;
     w->cfg.config_dir = w->config_dir;
     w->cfg.host = w;
+    vr__cfgx_init(&w->cfg, &w->x, cfg);
     return w;
 }
 
@@ -294,13 +322,21 @@ int vr_plugin_instantiate(vr_plugin *p, unsigned role, const vr_config *cfg,
     vr_instance *w = vr_instance_new(d, cfg, section);
     char *errmsg = NULL;
     void *made = NULL;
-    const vsched_ctx *ctx = vr_plugin_host_ctx();
+    /* The host context, its diagnostics tagged with the plugin. */
+    vsched_ctx own = *vr_plugin_host_ctx();
+    own.host = p->label;
+    const vsched_ctx *ctx = &own;
     rc = d->create(ctx, &w->cfg, &made, &errmsg);
     if (rc != 0) {
         const char *why = errmsg != NULL && errmsg[0] != '\0'
                               ? errmsg
                               : vsched_strerror(rc < 0 ? rc : VSCHED_EERR);
-        char *where = vr_create_where(cfg, d->name, why);
+        char *where = w->x.blame_section != NULL && w->x.blame_key != NULL &&
+                              vr_config_get(cfg, w->x.blame_section,
+                                            w->x.blame_key) != NULL
+                          ? vr_schema_where(cfg, w->x.blame_section,
+                                            w->x.blame_key)
+                          : vr_create_where(cfg, d->name, why);
         *err = vr_strfmt("%splugin '%s': cannot create %s: %s", where,
                          p->label, vr__role_name(role), why);
         free(where);

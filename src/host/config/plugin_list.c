@@ -144,10 +144,11 @@ static const char *vr_type_name(vsched_key_type t)
 }
 
 /* One schema key: "  NAME  TYPE  default: V  [range: A..B]  [required]
- * [per-profile]  -- HELP". */
-static void vr_describe_key(FILE *out, const vsched_key *k)
+ * [per-profile]  -- HELP", NAME padded to `width` so the columns line up
+ * whatever the longest key. */
+static void vr_describe_key(FILE *out, const vsched_key *k, int width)
 {
-    fprintf(out, "  %-16s %-6s", k->name, vr_type_name(k->type));
+    fprintf(out, "  %-*s %-6s", width, k->name, vr_type_name(k->type));
     if (k->dflt == NULL)
         fputs("  default: none", out);
     else if (k->dflt[0] == '\0')
@@ -189,8 +190,14 @@ int vr_plugin_describe(FILE *out, const char *name, const vr_config *cfg,
                 : "not thread-safe (the host serialises calls into an "
                   "instance)");
     fprintf(out, "keys:%s\n", d->n_schema == 0 ? " none" : "");
+    int width = 16;
+    for (size_t i = 0; i < d->n_schema; i++) {
+        size_t n = d->schema[i].name != NULL ? strlen(d->schema[i].name) : 0;
+        if (n > (size_t)width && n < 256)
+            width = (int)n;
+    }
     for (size_t i = 0; i < d->n_schema; i++)
-        vr_describe_key(out, &d->schema[i]);
+        vr_describe_key(out, &d->schema[i], width);
     vr_plugin_close(p);
     if (ferror(out)) {
         *err = vr_strfmt("cannot write the description of plugin '%s'", name);

@@ -193,9 +193,8 @@ static int vr_error(char **err, const vr_config *cfg, const char *section,
     return VSCHED_ECONFIG;
 }
 
-/* Parse a whole decimal integer. 0, 1 out of long long's range, -1 not an
- * integer. */
-static int vr_parse_int(const char *s, long long *v)
+/* Contract: see schema.h. */
+int vr_schema_parse_int(const char *s, long long *v)
 {
     const char *p = s + (*s == '+' || *s == '-');
     if (!isdigit((unsigned char)*p))
@@ -233,7 +232,7 @@ long long vr_schema_int(const vr_config *cfg, const char *section,
 {
     const char *v = vr_config_get(cfg, section, key);
     long long n;
-    if (v == NULL || vr_parse_int(v, &n) != 0)
+    if (v == NULL || vr_schema_parse_int(v, &n) != 0)
         return dflt;
     return n;
 }
@@ -246,7 +245,7 @@ static int vr_check_value(const vr_config *cfg, const char *section,
     int r;
     switch (k->type) {
     case VSCHED_KEY_INT:
-        r = vr_parse_int(v, &n);
+        r = vr_schema_parse_int(v, &n);
         if (r < 0)
             return vr_error(err, cfg, section, k->name,
                             "[%s] %s: expected an integer, got '%s'",
@@ -374,6 +373,16 @@ int vr_schema_validate(const vr_config *cfg, const char *section,
     }
     if (per_profile)
         return 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *v = vr_config_get(cfg, section, schema[i].name);
+        if (!(schema[i].flags & VSCHED_KEY_REQUIRED) || v == NULL)
+            continue;
+        if (v[0] == '\0')
+            return vr_error(err, cfg, section, schema[i].name,
+                            "[%s] %s: a required key needs a value (it is "
+                            "set but empty)",
+                            section, schema[i].name);
+    }
     for (size_t i = 0; i < n; i++) {
         if (!(schema[i].flags & VSCHED_KEY_REQUIRED)
             || vr_config_get(cfg, section, schema[i].name) != NULL)

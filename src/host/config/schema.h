@@ -45,6 +45,9 @@ char *vr_schema_where(const vr_config *cfg, const char *section,
 long long vr_schema_int(const vr_config *cfg, const char *section,
                         const char *key, long long dflt);
 int vr_schema_bool(const char *value);
+/* Parse a whole decimal integer (optional sign, digits, nothing else):
+ * 0 with *v set, 1 out of long long's range, -1 not an integer. */
+int vr_schema_parse_int(const char *s, long long *v);
 
 /* Key tables of the host's sections. */
 extern const vsched_key vr_schema_vsched[];

@@ -147,9 +147,19 @@ void pt_artifact(pt_run *r, pt_file *f, size_t p)
     const char *profile = r->profiles[p];
     char op[128];
     snprintf(op, sizeof op, "artifact[%s]", profile);
-    vsched_artifact_in in = {f->name, profile, f->snapshot, f->analysis_hash};
+    const vsched_executor_ops *x = r->xops;
+    int closure = VSCHED_HAS_FIELD(x, vsched_executor_ops,
+                                   artifact_blockers) &&
+                  x->artifact_blockers == VSCHED_BLOCKERS_CLOSURE;
+    size_t nb = 0;
+    char *fname = vr_xstrdup(f->name);
+    vsched_blocker_in *blk = pt_blockers(r, fname, closure, &nb);
+    free(fname);
+    vsched_artifact_in in = {f->name, profile, f->snapshot, f->analysis_hash,
+                             sizeof in, blk, nb};
     vsched_artifact_out out = {0};
     int rc = r->xops->artifact(r->xinst, &r->ctx, &in, &out);
+    free(blk);
     if (rc != 0) {
         if (out.tmp_path != NULL)
             unlink(out.tmp_path);
@@ -255,7 +265,8 @@ void pt_job(pt_run *r)
             free(inputs);
             continue;
         }
-        vsched_job_in in = {kind, colon + 1, r->profiles[p], inputs, n};
+        vsched_job_in in = {kind, colon + 1, r->profiles[p], inputs, n,
+                            sizeof in};
         vsched_artifact_out out = {0};
         int rc = r->xops->job(r->xinst, &r->ctx, &in, &out);
         if (rc == 0) {

@@ -146,6 +146,45 @@ static uint64_t *pt_blocker_hashes(pt_run *r, pt_file *f, int *rc)
     return h;
 }
 
+/* Contract: see plugin_test.h. */
+vsched_blocker_in *pt_blockers(pt_run *r, const char *name, int closure,
+                               size_t *n)
+{
+    vsched_blocker_in *v = NULL;
+    size_t cap = 0;
+    *n = 0;
+    const char **todo = vr_xmalloc(sizeof *todo);
+    size_t nt = 0, cap_t = 1;
+    todo[nt++] = name;
+    for (size_t k = 0; k < nt; k++) {
+        pt_file *f = pt_file_get(r, todo[k]);
+        for (size_t i = 0; i < f->deps.n_blockers; i++) {
+            pt_file *b = pt_file_get(r, f->deps.blockers[i]);
+            int seen = !closure ? 0 : strcmp(b->name, name) == 0;
+            for (size_t j = 0; closure && !seen && j < *n; j++)
+                seen = strcmp(v[j].name, b->name) == 0;
+            if (seen)
+                continue;
+            if (*n == cap) {
+                cap = cap ? 2 * cap : 8;
+                v = vr_xrealloc(v, cap * sizeof *v);
+            }
+            v[(*n)++] = (vsched_blocker_in){b->name, b->snapshot};
+            if (closure) {
+                if (nt == cap_t) {
+                    cap_t *= 2;
+                    todo = vr_xrealloc(todo, cap_t * sizeof *todo);
+                }
+                todo[nt++] = b->name;
+            }
+        }
+        if (!closure)
+            break;
+    }
+    free(todo);
+    return v;
+}
+
 /* analysis (twice) of f. */
 static int pt_analysis(pt_run *r, const char *name)
 {
@@ -154,8 +193,11 @@ static int pt_analysis(pt_run *r, const char *name)
     if (rc != 0)
         return rc;
     pt_file *f = pt_file_get(r, name);
+    size_t nb = 0;
+    vsched_blocker_in *blk = pt_blockers(r, name, 0, &nb);
+    f = pt_file_get(r, name);
     vsched_analysis_in in = {f->name, f->snapshot, f->content_hash, bh,
-                             f->deps.n_blockers};
+                             f->deps.n_blockers, sizeof in, blk};
     uint64_t hash = 0, again = 0;
     rc = r->xops->analysis(r->xinst, &r->ctx, &in, &hash);
     char detail[64];
@@ -172,6 +214,7 @@ static int pt_analysis(pt_run *r, const char *name)
                          rc2 != 0 ? vsched_errname(rc2) : "another hash");
     }
     free(bh);
+    free(blk);
     return rc;
 }
 

@@ -133,6 +133,13 @@ int pt_load(pt_run *r, const char *name, char **bytes, size_t *len);
 /* The file named `name` in the run, added when new. The array may move:
  * a pointer is valid until the next call. */
 pt_file *pt_file_get(pt_run *r, const char *name);
+/* The blockers of `name` as the scheduler hands them to Analysis (direct,
+ * in order) and Artifact (direct, or with `closure` the transitive
+ * closure in breadth-first order, each once, `name` left out): names and
+ * snapshots borrowed from r's files. Heap array of *n (free it); every
+ * blocker must already have been parsed. */
+vsched_blocker_in *pt_blockers(pt_run *r, const char *name, int closure,
+                               size_t *n);
 /* Take `name` (canonical) through load, source, extract_deps and, when
  * asked, analysis. Returns 0, 1 when it is already in progress (a blocker
  * cycle), or the status it failed with. Each file is worked once. */

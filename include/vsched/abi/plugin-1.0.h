@@ -1,15 +1,17 @@
 /*
- * plugin_v1_0.h -- a FROZEN copy of the plugin ABI 1.0 layouts of
- * <vsched/plugin.h>, as released. Never edit this file: it is what a
- * plugin compiled against vsched 1.0 headers has baked into its binary.
+ * vsched/abi/plugin-1.0.h -- a FROZEN copy of the plugin ABI 1.0 layouts
+ * of <vsched/plugin.h>, as released. Never change a layout here: it is
+ * what a plugin compiled against vsched 1.0 headers has baked into its
+ * binary, and what every 1.x host keeps accepting.
  *
  * Every name carries a v1_0_ prefix so this header can be included beside
- * the current <vsched/plugin.h> (tests/test_abi_layout.c compares the two
- * field by field), and a test plugin can be built from it alone
- * (tests/abi/v1_0_plugin.c), the way an old plugin was built.
+ * the current <vsched/plugin.h> (the layout check of the vsched test suite
+ * compares the two field by field), and a plugin can be built from it
+ * alone, the way a 1.0 plugin was built. A plugin author who wants the
+ * 1.0 layouts under their usual names builds against <vsched/plugin.h>
+ * with VSCHED_PLUGIN_TARGET_MINOR defined to 0 instead (vsched-plugin(7)).
  *
- * When ABI 1.1 ships, add plugin_v1_1.h next to this one (a frozen copy of
- * 1.1) and a plugin built from it; keep this one.
+ * When a minor ships, a frozen copy of it (plugin-1.N.h) joins this one.
  */
 #ifndef VSCHED_TESTS_PLUGIN_V1_0_H
 #define VSCHED_TESTS_PLUGIN_V1_0_H
