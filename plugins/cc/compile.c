@@ -341,13 +341,23 @@ static int cc_paths(cc_inst *cc, const vsched_ctx *ctx, const char *file,
     char path[PATH_MAX], tmp[PATH_MAX + 64];
     int n = snprintf(path, sizeof path, "%s/%s/%.*s%s", cc->out_dir, profile,
                      stem, rel, ext != NULL ? ext : "");
-    unsigned long k = __atomic_fetch_add(&cc->counter, 1, __ATOMIC_RELAXED);
-    if (n < 0 || (size_t)n >= sizeof path)
+    if (n < 0 || (size_t)n >= sizeof path) {
+        cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
+                  "cc: output path for '%s' is longer than PATH_MAX (%d); "
+                  "shorten out_dir or the source's name",
+                  rel, PATH_MAX);
         return VSCHED_EINVAL;
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%lu", path, (long)getpid(), k);
+    }
     int rc = cc_mkdirs(ctx, file, path);
     if (rc != VSCHED_OK)
         return rc;
+    int err = cc__tmp_create(tmp, sizeof tmp, path, &cc->counter);
+    if (err != 0) {
+        cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
+                  "cc: cannot create a temporary beside %s: %s", path,
+                  strerror(err));
+        return VSCHED_EIO;
+    }
     out->path = cc__host_strdup(ctx, path);
     out->tmp_path = cc__host_strdup(ctx, tmp);
     return out->path != NULL && out->tmp_path != NULL ? VSCHED_OK

@@ -1,9 +1,14 @@
 /*
  * signals -- the signal thread; see signals.h.
  */
+#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -15,6 +20,64 @@ static vr_sig_phase vr_sig_mode = VR_SIG_EXIT; /* guarded by vr_sig_lock */
 static vsched *vr_sig_sched;                   /* guarded by vr_sig_lock */
 static int vr_sig_busy;                        /* guarded by vr_sig_lock */
 static atomic_int vr_sig_count;
+
+/* Call fn(pgid) for the process group of every child of this process
+ * that leads a group of its own (tools run by plugins); 0 children ->
+ * returns 0, else how many it saw. Reads /proc: no signal-safety is
+ * needed, the signal thread is an ordinary thread. */
+static int vr_each_child_group(void (*fn)(pid_t))
+{
+    DIR *d = opendir("/proc");
+    if (d == NULL)
+        return 0;
+    pid_t self = getpid(), own = getpgrp();
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char *end, path[64], buf[512];
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end != '\0' || pid <= 0)
+            continue;
+        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+        FILE *f = fopen(path, "re");
+        if (f == NULL)
+            continue;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[len] = '\0';
+        char *rp = strrchr(buf, ')'); /* the name may hold spaces */
+        char state;
+        long ppid, pgid;
+        if (rp == NULL ||
+            sscanf(rp + 1, " %c %ld %ld", &state, &ppid, &pgid) != 3 ||
+            ppid != (long)self || state == 'Z')
+            continue;
+        n++;
+        fn(pgid != (long)own ? (pid_t)-pgid : (pid_t)pid);
+    }
+    closedir(d);
+    return n;
+}
+
+static void vr_term(pid_t target) { kill(target, SIGTERM); }
+static void vr_kill(pid_t target) { kill(target, SIGKILL); }
+
+/* Before an exit that does not wait for the build to wind down: every
+ * tool a plugin started (in a process group of its own) gets SIGTERM,
+ * then SIGKILL after at most VR_SIG_REAP_MS; their partial outputs are
+ * left for the next run to sweep (plugins name them .tmp.PID.N). */
+static void vr_end_children(void)
+{
+    if (vr_each_child_group(vr_term) == 0)
+        return;
+    for (int i = 0; i < VR_SIG_REAP_MS / 10; i++) {
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+        if (vr_each_child_group(vr_term) == 0)
+            return;
+    }
+    vr_each_child_group(vr_kill);
+}
 
 static void *vr_signals_main(void *arg)
 {
@@ -30,8 +93,10 @@ static void *vr_signals_main(void *arg)
         if (mode == VR_SIG_CANCEL && s != NULL)
             vr_sig_busy = 1;
         pthread_mutex_unlock(&vr_sig_lock);
-        if (mode == VR_SIG_EXIT)
+        if (mode == VR_SIG_EXIT) {
+            vr_end_children();
             _exit(VR_EXIT_INTERRUPTED);
+        }
         if (mode == VR_SIG_CANCEL && s != NULL) {
             vsched_cancel(s, "interrupted");
             pthread_mutex_lock(&vr_sig_lock);
@@ -43,6 +108,7 @@ static void *vr_signals_main(void *arg)
          * running out, ends it whatever it is doing. */
         struct timespec grace = {VR_SIG_GRACE_S, 0};
         sigtimedwait(set, NULL, &grace);
+        vr_end_children();
         _exit(VR_EXIT_INTERRUPTED);
     }
     return NULL;
@@ -55,6 +121,10 @@ int vr_signals_start(void)
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    /* A reader that went away (`| head -1`) or a file-size limit must
+     * not kill the run: the write fails (EPIPE, EFBIG) and is handled. */
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN);
     if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0)
         return -1;
     pthread_t t;
