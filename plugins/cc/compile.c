@@ -248,6 +248,7 @@ static int cc_run(const cc_inst *cc, const vsched_ctx *ctx,
     cc_output o = {0};
     int outcome = cc_wait(cc, ctx, pid, rfd, &o, &status);
     int rc = VSCHED_OK;
+    struct stat st;
     if (outcome == CC_CANCELLED) {
         rc = VSCHED_ECANCELLED;
     } else if (outcome == CC_TIMEDOUT) {
@@ -258,7 +259,9 @@ static int cc_run(const cc_inst *cc, const vsched_ctx *ctx,
     } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         cc_report_failure(ctx, argv[0], file, status, &o);
         rc = VSCHED_ETOOL;
-    } else if (access(tmp, F_OK) != 0) {
+    } else if (stat(tmp, &st) != 0 || st.st_size == 0) {
+        /* the temporary was created empty (O_EXCL): a tool that wrote
+         * nothing leaves it so */
         cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
                   "'%s' succeeded but did not write %s", argv[0], tmp);
         rc = VSCHED_ETOOL;
