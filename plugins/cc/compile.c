@@ -325,7 +325,9 @@ static int cc_safe_name(const char *s)
 }
 
 /* Fill out->path (out_dir/PROFILE/REL + ext) and out->tmp_path and create
- * the directory. `ext` replaces REL's extension when non-NULL. */
+ * the directory. `ext` is appended to REL when non-NULL, REL's own
+ * extension kept (a.c -> a.c.o, a.cc -> a.cc.o): names stay unique per
+ * source, so no two sources ever compile to one object. */
 static int cc_paths(cc_inst *cc, const vsched_ctx *ctx, const char *file,
                     const char *profile, const char *rel, const char *ext,
                     vsched_artifact_out *out)
@@ -336,14 +338,9 @@ static int cc_paths(cc_inst *cc, const vsched_ctx *ctx, const char *file,
                   profile != NULL ? profile : "(null)");
         return VSCHED_EINVAL;
     }
-    const char *base = strrchr(rel, '/'), *dot;
-    base = base != NULL ? base + 1 : rel;
-    dot = ext != NULL ? strrchr(base, '.') : NULL;
-    int stem = (int)(dot != NULL && dot != base ? (size_t)(dot - rel)
-                                                : strlen(rel));
     char path[PATH_MAX], tmp[PATH_MAX + 64];
-    int n = snprintf(path, sizeof path, "%s/%s/%.*s%s", cc->out_dir, profile,
-                     stem, rel, ext != NULL ? ext : "");
+    int n = snprintf(path, sizeof path, "%s/%s/%s%s", cc->out_dir, profile,
+                     rel, ext != NULL ? ext : "");
     if (n < 0 || (size_t)n >= sizeof path) {
         cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
                   "cc: output path for '%s' is longer than PATH_MAX (%d); "
