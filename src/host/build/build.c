@@ -191,6 +191,12 @@ int vr_session_open(vr_session *ss, const vr_build *b,
         .observer = observer,
         .observer_user = observer_user,
         .ready_capacity = s->ready_capacity,
+        /* an executor whose language forbids blocker cycles says so in its
+         * descriptor; otherwise a cycle (guarded headers including each
+         * other) builds as one unit */
+        .blocker_cycles_fail = b->executor_desc != NULL &&
+                               (b->executor_desc->flags &
+                                VSCHED_PLUGIN_CYCLES_FORBIDDEN) != 0,
     };
     if (vsched_create(&ss->sched, &o) != 0) {
         fprintf(b->err, "vsched-run: cannot start the scheduler\n");

@@ -494,8 +494,12 @@ int vr__open_file(vr_plugin **out, const char *base, char **err)
     lt_dlhandle h = lt_dlopenext(base);
     if (h == NULL) {
         const char *why = lt_dlerror();
+        char *dl = vr__dl_reason(file);
         *err = vr_strfmt("cannot load plugin '%s' from %s: %s", label, file,
-                         why != NULL ? why : "unknown libltdl error");
+                         dl != NULL ? dl
+                         : why != NULL ? why
+                                       : "unknown libltdl error");
+        free(dl);
         pthread_mutex_unlock(&vr_plugin_lock);
         free(file);
         free(label);
@@ -572,7 +576,15 @@ int vr_plugin_open(vr_plugin **out, const char *name, const vr_config *cfg,
     }
 
     if (strchr(name, '/') != NULL) {
-        int rc = vr__open_file(out, name, err);
+        /* A relative file name is relative to the INI's directory, like
+         * every other path of the configuration: never to the current
+         * directory (a trusted config run from /tmp must not load code
+         * found there). */
+        char *abs = name[0] != '/' && cfg != NULL
+                        ? vr_path_join(vr_config_dir(cfg), name)
+                        : vr_xstrdup(name);
+        int rc = vr__open_file(out, abs, err);
+        free(abs);
         if (rc != 1)
             return rc;
         if (vr__has_suffix(name, ".la") || vr__has_suffix(name, ".so"))
