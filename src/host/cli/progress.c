@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/progress.h"
+#include "common/escape.h"
 #include "common/util.h"
 
 struct vr_progress {
@@ -70,17 +71,21 @@ void vr_progress_event(void *user, const vsched_event *ev)
     }
     const char *stage = vsched_stage_name(ev->stage);
     const char *verdict = ev->status == 0 ? "" : "FAILED ";
+    vr_esc en = {0}, ep = {0};
+    const char *name = vr_esc_name(&en, ev->name);
     if (p->tty) {
         fprintf(p->out, "\r\033[K[%zu/%zu] %s%s %s", p->done, p->total,
-                verdict, stage, ev->name);
+                verdict, stage, name);
         p->line_dirty = 1;
     } else if (ev->profile != NULL && ev->profile[0] != '\0') {
         fprintf(p->out, "[%zu/%zu] %s%s %s %s\n", p->done, p->total,
-                verdict, stage, ev->profile, ev->name);
+                verdict, stage, vr_esc_name(&ep, ev->profile), name);
     } else {
         fprintf(p->out, "[%zu/%zu] %s%s %s\n", p->done, p->total, verdict,
-                stage, ev->name);
+                stage, name);
     }
+    vr_esc_done(&en);
+    vr_esc_done(&ep);
     fflush(p->out);
     pthread_mutex_unlock(&p->lock);
 }
@@ -101,9 +106,11 @@ void vr_progress_failure(vr_progress *p, const vsched_result *r)
 {
     pthread_mutex_lock(&p->lock);
     clear_locked(p);
-    fprintf(p->out, "FAILED: %s", r->name);
+    vr_esc e = {0};
+    fprintf(p->out, "FAILED: %s", vr_esc_name(&e, r->name));
     if (r->stage == VSCHED_STAGE_ARTIFACT && r->profile != NULL)
-        fprintf(p->out, " [%s]", r->profile);
+        fprintf(p->out, " [%s]", vr_esc_name(&e, r->profile));
+    vr_esc_done(&e);
     fprintf(p->out, " (%s): %s\n", vsched_stage_name(r->failed_stage),
             r->message != NULL ? r->message : vsched_strerror(r->status));
     for (size_t i = 0; i < r->n_diags; i++) {

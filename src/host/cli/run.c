@@ -28,6 +28,7 @@
 #include "cli/report.h"
 #include "cli/run.h"
 #include "cli/signals.h"
+#include "common/escape.h"
 #include "common/util.h"
 
 static double vr_now_s(void)
@@ -76,7 +77,11 @@ static void print_plan(const vr_build *b, const vr_plan *p)
         if (r->req < 0)
             continue;
         char *why = vr_reason_text(&r->v);
-        fprintf(b->out, "artifact %s %s: %s\n", r->profile, r->input, why);
+        vr_esc ep = {0}, ei = {0};
+        fprintf(b->out, "artifact %s %s: %s\n", vr_esc_name(&ep, r->profile),
+                vr_esc_name(&ei, r->input), why);
+        vr_esc_done(&ep);
+        vr_esc_done(&ei);
         free(why);
     }
     for (size_t k = 0; k < p->n_links; k++) {
