@@ -291,7 +291,17 @@ static int publish(vsched__task *t, vsched_artifact_out *out)
     }
     if (rename(tmp, out->path) != 0) {
         err = errno;
+        int never_written = err == ENOENT && tmp == out->tmp_path &&
+                            access(tmp, F_OK) != 0;
         unlink(tmp);
+        if (never_written) {
+            /* the executor named a temporary it never wrote */
+            if (asprintf(&t->message, "cannot write %s: the executor's "
+                                      "temporary %s does not exist",
+                         out->path, tmp) < 0)
+                t->message = NULL;
+            return VSCHED_EIO;
+        }
         goto fail;
     }
     if (tmp != out->tmp_path)

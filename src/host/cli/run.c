@@ -29,6 +29,7 @@
 #include "cli/run.h"
 #include "cli/signals.h"
 #include "common/escape.h"
+#include "common/names.h"
 #include "common/util.h"
 
 static double vr_now_s(void)
@@ -357,6 +358,37 @@ static int build(const vr_build *b, vr_incr *in, vr_plan *p, double t0)
     return status;
 }
 
+/* Profile and link names become file names of the outputs: refuse a bad
+ * one before anything is compiled (names.h). 0 or -1 (reported). */
+static int check_names(const vr_build *b, char **profiles, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *why = vr_name_problem(profiles[i]);
+        if (why != NULL) {
+            vr_esc e = {0};
+            fprintf(b->err,
+                    "vsched-run: profile name '%s' %s (from %s); a profile "
+                    "names a directory of the outputs: use a plain name\n",
+                    vr_esc_name(&e, profiles[i]), why,
+                    b->cli->n_profiles > 0 ? "--profile" : "[batch] profiles");
+            vr_esc_done(&e);
+            return -1;
+        }
+    }
+    const char *link = vr_build_link_name(b);
+    const char *why = link != NULL ? vr_name_problem(link) : NULL;
+    if (why != NULL) {
+        vr_esc e = {0};
+        fprintf(b->err,
+                "vsched-run: [batch] link '%s' %s; the program is written to "
+                "out_dir/PROFILE/LINK: use a plain file name\n",
+                vr_esc_name(&e, link), why);
+        vr_esc_done(&e);
+        return -1;
+    }
+    return 0;
+}
+
 /* Contract: see build.h. */
 int vr_build_run(const vr_build *b)
 {
@@ -373,6 +405,8 @@ int vr_build_run(const vr_build *b)
     char **profiles = vr_build_profiles(b, &n_profiles);
     vr_incr *in = NULL;
     int status = VR_EXIT_USAGE;
+    if (check_names(b, profiles, n_profiles) != 0)
+        goto done;
     vr_signals_phase(VR_SIG_EXIT, NULL);
     if (vr_incr_open(&in, b, profiles, n_profiles, b->cli->dry_run, &err) !=
         VSCHED_OK) {

@@ -584,15 +584,23 @@ int vr_plugin_open(vr_plugin **out, const char *name, const vr_config *cfg,
                         ? vr_path_join(vr_config_dir(cfg), name)
                         : vr_xstrdup(name);
         int rc = vr__open_file(out, abs, err);
-        free(abs);
-        if (rc != 1)
+        if (rc != 1) {
+            free(abs);
             return rc;
+        }
+        char *where = strcmp(abs, name) != 0
+                          ? vr_strfmt(" (looked for %s: a relative name is "
+                                      "relative to the INI file's directory)",
+                                      abs)
+                          : vr_xstrdup("");
         if (vr__has_suffix(name, ".la") || vr__has_suffix(name, ".so"))
-            *err = vr_strfmt("plugin file '%s' not found", name);
+            *err = vr_strfmt("plugin file '%s' not found%s", name, where);
         else
             *err = vr_strfmt("plugin file '%s' not found (tried %s.la and "
                              "%s.so)",
-                             name, name, name);
+                             name, abs, abs);
+        free(where);
+        free(abs);
         return VSCHED_ENOENT;
     }
 
