@@ -20,6 +20,8 @@ static vr_sig_phase vr_sig_mode = VR_SIG_EXIT; /* guarded by vr_sig_lock */
 static vsched *vr_sig_sched;                   /* guarded by vr_sig_lock */
 static int vr_sig_busy;                        /* guarded by vr_sig_lock */
 static atomic_int vr_sig_count;
+static pthread_t vr_sig_thread; /* written by start, read by stop (main) */
+static int vr_sig_started;      /* main thread only */
 
 /* Call fn(pgid) for the process group of every child of this process
  * that leads a group of its own (tools run by plugins); 0 children ->
@@ -127,13 +129,31 @@ int vr_signals_start(void)
     signal(SIGXFSZ, SIG_IGN);
     if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0)
         return -1;
-    pthread_t t;
-    if (pthread_create(&t, NULL, vr_signals_main, &set) != 0) {
+    if (pthread_create(&vr_sig_thread, NULL, vr_signals_main, &set) != 0) {
         pthread_sigmask(SIG_UNBLOCK, &set, NULL);
         return -1;
     }
-    pthread_detach(t);
+    vr_sig_started = 1;
     return 0;
+}
+
+/* Contract: see signals.h. The thread is cancelled where it waits
+ * (sigwait and sigtimedwait are cancellation points; it holds no lock
+ * there), never inside vsched_cancel: `busy` is waited out first, and the
+ * phase set to VR_SIG_EXIT so a signal arriving meanwhile exits. */
+void vr_signals_stop(void)
+{
+    if (!vr_sig_started)
+        return;
+    vr_sig_started = 0;
+    pthread_mutex_lock(&vr_sig_lock);
+    while (vr_sig_busy)
+        pthread_cond_wait(&vr_sig_idle, &vr_sig_lock);
+    vr_sig_mode = VR_SIG_EXIT;
+    vr_sig_sched = NULL;
+    pthread_mutex_unlock(&vr_sig_lock);
+    pthread_cancel(vr_sig_thread);
+    pthread_join(vr_sig_thread, NULL);
 }
 
 /* Contract: see signals.h. */
