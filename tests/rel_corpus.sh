@@ -178,10 +178,16 @@ t "plugin = ./x is relative to the INI, not the cwd" 2 "looked for [^ ]*/plug/x\
     "rm -rf plug x.so" --config plug/b.ini
 
 # ---- dependencies returned by plugins -------------------------------------------------
-t "deps NULL behind a count" 1 "c\.c.*3 deps but no array" "echo 'rogue: null-deps' >src/c.c" "$K"
-t "blockers NULL behind a count" 1 "c\.c.*2 blockers but no array" "echo 'rogue: null-blockers' >src/c.c" "$K"
-t "a NULL dependency name" 1 "c\.c.*NULL dep" "echo 'rogue: null-dep' >src/c.c" "$K"
-t "an empty dependency name" 1 "c\.c.*empty dep" "echo 'rogue: empty-dep' >src/c.c" "$K"
+t "deps NULL behind a count" 1 "plugin 'rogue' broke the executor contract: extract_deps returned a count with a NULL array in deps \(#1 of 3\)" "echo 'rogue: null-deps' >src/c.c" "$K"
+t "blockers NULL behind a count" 1 "plugin 'rogue' broke the executor contract: extract_deps returned a count with a NULL array in blockers \(#1 of 2\)" "echo 'rogue: null-blockers' >src/c.c" "$K"
+t "a NULL dependency name" 1 "plugin 'rogue' broke the executor contract: extract_deps returned a NULL name in deps" "echo 'rogue: null-dep' >src/c.c" "$K"
+t "an empty dependency name" 1 "plugin 'rogue' broke the executor contract: extract_deps returned an empty name in deps" "echo 'rogue: empty-dep' >src/c.c" "$K"
+t "a dependency name with an escape character" 1 "plugin 'rogue' broke the executor contract: extract_deps returned a name holding a control character in deps \(#1 of 1: 'x\\\\e\[2J\.h'\)" \
+    "echo 'rogue: ctrl-dep' >src/c.c" "$K"
+t "artifact bytes without a path" 1 "plugin 'rogue' broke the executor contract: artifact returned bytes or a temporary but no path" \
+    "echo 'rogue: bytes-no-path' >src/c.c" "$K"
+t "artifact deps NULL behind a count" 1 "plugin 'rogue' broke the executor contract: artifact returned a count with a NULL array in deps \(#1 of 2\)" \
+    "echo 'rogue: null-out-deps' >src/c.c" "$K"
 t "a dependency outside the root" 1 "etc/passwd.*outside the loader root" "echo 'rogue: escape-dep' >src/c.c" "$K"
 t "a dependency on a missing file" 1 "gone\.h" "printf 'rogue: dep gone.h\n' >src/c.c" "$K"
 t "a blocker cycle where the language forbids it" 1 "cycle.*x\.h|x\.h.*cycle" \

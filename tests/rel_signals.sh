@@ -40,10 +40,10 @@ alive() {
     done
     echo $n
 }
-# started: wait (up to 10 s) until a compiler runs.
+# started: wait (up to 30 s) until a compiler runs.
 started() {
     i=0
-    while [ -z "$(ls "$S/pids")" ] && [ $i -lt 100 ]; do
+    while [ -z "$(ls "$S/pids")" ] && [ $i -lt 300 ]; do
         sleep 0.1
         i=$((i + 1))
     done

@@ -16,7 +16,10 @@
  *   escape-dep        one dependency is "../../../../etc/passwd"
  *   self-dep          the file depends on itself
  *   many-deps N       N dependencies gen/0 ... gen/N-1 (missing files)
+ *   ctrl-dep          one dependency name holds an escape character
  *   no-output         artifact returns a path but neither bytes nor tmp_path
+ *   bytes-no-path     artifact returns bytes but no path
+ *   null-out-deps     artifact returns out->deps = NULL with n_deps = 2
  *   missing-tmp       artifact names a tmp_path that does not exist
  *
  * Any other file builds: artifact returns its bytes for the host to write
@@ -195,6 +198,8 @@ static int rogue_deps(void *inst, const vsched_ctx *ctx, const char *name,
         v[n++] = rogue_strdup(ctx, "");
     if (rogue_has(s->text, "escape-dep", NULL))
         v[n++] = rogue_strdup(ctx, "../../../../etc/passwd");
+    if (rogue_has(s->text, "ctrl-dep", NULL))
+        v[n++] = rogue_strdup(ctx, "x\033[2J.h");
     if (rogue_has(s->text, "self-dep", NULL))
         v[n++] = rogue_strdup(ctx, name);
     for (size_t i = 0; i < many; i++) {
@@ -268,7 +273,10 @@ static int rogue_artifact(void *inst, const vsched_ctx *ctx,
         (void)mkdir(path, 0777);
         *p = '/';
     }
-    out->path = rogue_strdup(ctx, path);
+    if (rogue_has(s->text, "null-out-deps", NULL))
+        out->n_deps = 2;
+    if (!rogue_has(s->text, "bytes-no-path", NULL))
+        out->path = rogue_strdup(ctx, path);
     if (rogue_has(s->text, "no-output", NULL))
         return 0;
     if (rogue_has(s->text, "missing-tmp", NULL)) {
