@@ -152,6 +152,9 @@ t "profile named ''" 2 "profile name '' is empty" "$K" "$K" --config b.ini --pro
 t "profile named .. in [batch]" 2 "profile name '\.\.' is '\.' or '\.\.' \(from \[batch\] profiles\)" \
     "sed -i 's|^profiles = release|profiles = release ..|' b.ini" "$K"
 t "inputs matching nothing" 2 "\*\.zz.*matches no file" "sed -i 's|^inputs = .*|inputs = *.zz|' b.ini" "$K"
+# (root reads any directory: a symlink loop is one no one can read)
+t "an unreadable directory under a glob" 2 "pattern 'ld/\*\.c': cannot read directory [^ ]*/src/ld: Too many levels of symbolic links" \
+    "ln -s ld src/ld; sed -i 's|^inputs = .*|inputs = *.c ld/*.c|' b.ini" "rm -f src/ld"
 t "state_dir is a file" 2 "state" ": >state" "rm -f state"
 
 # ---- plugins --------------------------------------------------------------------------

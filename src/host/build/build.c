@@ -36,17 +36,42 @@ static int cmp_path(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Glob `pattern` under `root`, appending names relative to root. */
+/* The first directory glob could not read, and why (glob's error
+ * callback has no user pointer; inputs are expanded on the main thread
+ * only, one pattern at a time). */
+static _Thread_local char *glob_bad_dir;
+static _Thread_local int glob_bad_errno;
+
+static int glob_error(const char *path, int eno)
+{
+    if (glob_bad_dir == NULL) {
+        glob_bad_dir = vr_xstrdup(path);
+        glob_bad_errno = eno;
+    }
+    return 1; /* stop: an unreadable directory is an error, not "no match" */
+}
+
+/* Glob `pattern` under `root`, appending names relative to root. Returns
+ * how many it added, or -1 with *err set when a directory could not be
+ * read (GLOB_ERR: named, with its errno). */
 static int expand_pattern(const char *root, const char *pattern, char ***v,
-                          size_t *n)
+                          size_t *n, char **err)
 {
     char *full = vr_path_join(root, pattern);
     glob_t g;
-    int rc = glob(full, GLOB_NOSORT | GLOB_ERR, NULL, &g);
+    glob_bad_dir = NULL;
+    int rc = glob(full, GLOB_NOSORT | GLOB_ERR, glob_error, &g);
     free(full);
     if (rc != 0) {
         if (rc != GLOB_NOMATCH)
             globfree(&g);
+        if (rc == GLOB_ABORTED && glob_bad_dir != NULL) {
+            *err = vr_strfmt("cannot read directory %s: %s", glob_bad_dir,
+                             strerror(glob_bad_errno));
+            free(glob_bad_dir);
+            glob_bad_dir = NULL;
+            return -1;
+        }
         return 0;
     }
     /* Sorted for a stable input order. */
@@ -122,7 +147,16 @@ int vr_build_inputs(const vr_build *b, char ***names, size_t *n, char **err)
             names_push(names, n, vr_xstrdup(pat));
             continue;
         }
-        if (expand_pattern(root, pat, names, n) == 0) {
+        char *why = NULL;
+        int added = expand_pattern(root, pat, names, n, &why);
+        if (added < 0) {
+            *err = vr_strfmt("%s:%u: [batch] inputs: pattern '%s': %s",
+                             s->path, s->inputs_line, pat, why);
+            free(why);
+            rc = VSCHED_ECONFIG;
+            break;
+        }
+        if (added == 0) {
             *err = vr_strfmt("%s:%u: [batch] inputs: pattern '%s' matches "
                              "no file under %s",
                              s->path, s->inputs_line, pat, root);
