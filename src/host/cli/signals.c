@@ -22,6 +22,11 @@ static int vr_sig_busy;                        /* guarded by vr_sig_lock */
 static atomic_int vr_sig_count;
 static pthread_t vr_sig_thread; /* written by start, read by stop (main) */
 static int vr_sig_started;      /* main thread only */
+static atomic_int vr_sig_stopping; /* set by stop before it wakes the thread */
+
+/* The wake-up vr_signals_stop sends the thread (blocked everywhere,
+ * taken only by the thread's sigwait; sent by anyone else, ignored). */
+#define VR_SIG_WAKE SIGUSR1
 
 /* Call fn(pgid) for the process group of every child of this process
  * that leads a group of its own (tools run by plugins); 0 children ->
@@ -88,6 +93,11 @@ static void *vr_signals_main(void *arg)
         int sig = 0;
         if (sigwait(set, &sig) != 0)
             continue;
+        if (sig == VR_SIG_WAKE) {
+            if (atomic_load(&vr_sig_stopping))
+                return NULL;
+            continue;
+        }
         atomic_fetch_add(&vr_sig_count, 1);
         pthread_mutex_lock(&vr_sig_lock);
         vr_sig_phase mode = vr_sig_mode;
@@ -109,7 +119,12 @@ static void *vr_signals_main(void *arg)
         /* The run now winds down; a second signal, or the grace period
          * running out, ends it whatever it is doing. */
         struct timespec grace = {VR_SIG_GRACE_S, 0};
-        sigtimedwait(set, NULL, &grace);
+        int again;
+        do
+            again = sigtimedwait(set, NULL, &grace);
+        while (again == VR_SIG_WAKE && !atomic_load(&vr_sig_stopping));
+        if (again == VR_SIG_WAKE)
+            return NULL; /* the run ended in time: main exits 130 itself */
         vr_end_children();
         _exit(VR_EXIT_INTERRUPTED);
     }
@@ -123,6 +138,7 @@ int vr_signals_start(void)
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    sigaddset(&set, VR_SIG_WAKE);
     /* A reader that went away (`| head -1`) or a file-size limit must
      * not kill the run: the write fails (EPIPE, EFBIG) and is handled. */
     signal(SIGPIPE, SIG_IGN);
@@ -137,10 +153,11 @@ int vr_signals_start(void)
     return 0;
 }
 
-/* Contract: see signals.h. The thread is cancelled where it waits
- * (sigwait and sigtimedwait are cancellation points; it holds no lock
- * there), never inside vsched_cancel: `busy` is waited out first, and the
- * phase set to VR_SIG_EXIT so a signal arriving meanwhile exits. */
+/* Contract: see signals.h. The thread is woken where it waits by
+ * VR_SIG_WAKE sent to it alone (no pthread_cancel: unwinding a thread
+ * that way upsets ASan), never inside vsched_cancel: `busy` is waited
+ * out first, and the phase set to VR_SIG_EXIT so a signal arriving
+ * meanwhile exits. */
 void vr_signals_stop(void)
 {
     if (!vr_sig_started)
@@ -152,7 +169,8 @@ void vr_signals_stop(void)
     vr_sig_mode = VR_SIG_EXIT;
     vr_sig_sched = NULL;
     pthread_mutex_unlock(&vr_sig_lock);
-    pthread_cancel(vr_sig_thread);
+    atomic_store(&vr_sig_stopping, 1);
+    pthread_kill(vr_sig_thread, VR_SIG_WAKE);
     pthread_join(vr_sig_thread, NULL);
 }
 

@@ -57,10 +57,12 @@ int vr_signals_start(void);
  * Leaving VR_SIG_CANCEL waits for a cancel in progress to return. */
 void vr_signals_phase(vr_sig_phase phase, vsched *s);
 
-/* End the signal thread (joined: nothing of it outlives the run, which
- * valgrind checks) before main returns; SIGINT/SIGTERM stay blocked, so
- * one arriving after it is dropped as the process exits. No-op when
- * vr_signals_start failed or was not called. Main thread only. */
+/* End the signal thread (woken by SIGUSR1 sent to it alone, joined:
+ * nothing of it outlives the run, which valgrind checks) before main
+ * returns; SIGINT/SIGTERM stay blocked, so one arriving after it is
+ * dropped as the process exits. SIGUSR1 sent from outside is ignored.
+ * No-op when vr_signals_start failed or was not called. Main thread
+ * only. */
 void vr_signals_stop(void);
 
 /* 1 once SIGINT or SIGTERM arrived. */
