@@ -42,12 +42,14 @@ static void controls_and_escape_sequences_are_written_as_c_escapes(void)
 
 static void c1_controls_and_invalid_utf8_are_escaped_bytewise(void)
 {
-    expect("csi\xc2\x9b" "2J", "csi\\xc2\\x9b2J"); /* U+009B CSI */
-    expect("raw\x9b", "raw\\x9b");                 /* a lone 8-bit CSI */
+    expect("csi\xc2\x9b"
+           "2J",
+           "csi\\xc2\\x9b2J");     /* U+009B CSI */
+    expect("raw\x9b", "raw\\x9b"); /* a lone 8-bit CSI */
     expect("latin1\xe9.c", "latin1\\xe9.c");
-    expect("over\xc0\xaf", "over\\xc0\\xaf");      /* overlong '/' */
+    expect("over\xc0\xaf", "over\\xc0\\xaf");        /* overlong '/' */
     expect("sur\xed\xa0\x80", "sur\\xed\\xa0\\x80"); /* a surrogate */
-    expect("cut\xe2\x82", "cut\\xe2\\x82");        /* truncated sequence */
+    expect("cut\xe2\x82", "cut\\xe2\\x82");          /* truncated sequence */
 }
 
 static void the_length_is_reported_like_snprintf(void)

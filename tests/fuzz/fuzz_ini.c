@@ -18,8 +18,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     text[size] = '\0';
     vr_config *cfg = NULL;
     char *err = NULL;
-    int rc = vr_config_load_string(&cfg, text, "fuzz.ini", "/nonexistent",
-                                   &err);
+    int rc =
+        vr_config_load_string(&cfg, text, "fuzz.ini", "/nonexistent", &err);
     if (rc != 0) {
         FUZZ_CHECK(err != NULL && err[0] != '\0');
         FUZZ_CHECK(cfg == NULL);

@@ -113,10 +113,11 @@ static int valid_utf8(const unsigned char *s, size_t n)
 {
     for (size_t i = 0; i < n;) {
         unsigned char c = s[i];
-        size_t k = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2
-               : c >= 0xe0 && c <= 0xef                 ? 3
-               : c >= 0xf0 && c <= 0xf4                 ? 4
-                                                        : 0;
+        size_t k = c < 0x80                 ? 1
+                   : c >= 0xc2 && c <= 0xdf ? 2
+                   : c >= 0xe0 && c <= 0xef ? 3
+                   : c >= 0xf0 && c <= 0xf4 ? 4
+                                            : 0;
         if (k == 0 || i + k > n)
             return 0;
         unsigned long cp = k == 1 ? c : (unsigned long)(c & (0x7f >> k));

@@ -37,15 +37,16 @@
 
 #ifdef ROGUE_STRICT
 #define ROGUE_NAME "rogue_strict"
-#define ROGUE_FLAGS (VSCHED_PLUGIN_THREAD_SAFE | VSCHED_PLUGIN_CYCLES_FORBIDDEN)
+#define ROGUE_FLAGS                                                           \
+    (VSCHED_PLUGIN_THREAD_SAFE | VSCHED_PLUGIN_CYCLES_FORBIDDEN)
 #else
 #define ROGUE_NAME "rogue"
 #define ROGUE_FLAGS VSCHED_PLUGIN_THREAD_SAFE
 #endif
 
 static const vsched_key rogue_schema[] = {
-    {"out_dir", VSCHED_KEY_PATH, NULL, "directory receiving the outputs", 0,
-     0, VSCHED_KEY_REQUIRED},
+    {"out_dir", VSCHED_KEY_PATH, NULL, "directory receiving the outputs", 0, 0,
+     VSCHED_KEY_REQUIRED},
 };
 
 typedef struct rogue_inst {
@@ -74,8 +75,8 @@ static int rogue_has(const char *text, const char *word, char *arg)
     size_t wl = strlen(word);
     for (const char *p = text; (p = strstr(p, "rogue: ")) != NULL; p++) {
         const char *w = p + 7;
-        if (strncmp(w, word, wl) != 0 || (w[wl] != ' ' && w[wl] != '\n' &&
-                                          w[wl] != '\0'))
+        if (strncmp(w, word, wl) != 0 ||
+            (w[wl] != ' ' && w[wl] != '\n' && w[wl] != '\0'))
             continue;
         if (arg != NULL) {
             const char *a = w[wl] == ' ' ? w + wl + 1 : w + wl;
@@ -90,8 +91,8 @@ static int rogue_has(const char *text, const char *word, char *arg)
 }
 
 /* Misbehave in `op` as the text asks; a status or 0. */
-static int rogue_act(const vsched_ctx *ctx, const char *name,
-                     const char *text, const char *op)
+static int rogue_act(const vsched_ctx *ctx, const char *name, const char *text,
+                     const char *op)
 {
     char arg[256];
     if (rogue_has(text, "crash", arg) && strcmp(arg, op) == 0) {
@@ -184,9 +185,8 @@ static int rogue_deps(void *inst, const vsched_ctx *ctx, const char *name,
     char **v = ctx->alloc(ctx, cap * sizeof *v);
     if (v == NULL)
         return VSCHED_ENOMEM;
-    for (const char *p = s->text; (p = strstr(p, "rogue: dep ")) != NULL &&
-                                  n < 4;
-         p++) {
+    for (const char *p = s->text;
+         (p = strstr(p, "rogue: dep ")) != NULL && n < 4; p++) {
         size_t l = strcspn(p + 11, "\n");
         char nm[256];
         snprintf(nm, sizeof nm, "%.*s", (int)(l > 255 ? 255 : l), p + 11);
@@ -267,8 +267,7 @@ static int rogue_artifact(void *inst, const vsched_ctx *ctx,
     if (n < 0 || (size_t)n >= sizeof path)
         return VSCHED_EINVAL;
     /* the output's directory */
-    for (char *p = path + 1; (p = strchr(p, '/')) != NULL;
-         p++) {
+    for (char *p = path + 1; (p = strchr(p, '/')) != NULL; p++) {
         *p = '\0';
         (void)mkdir(path, 0777);
         *p = '/';

@@ -20,8 +20,7 @@ static const char *vr_names_problem(char **names, size_t n, size_t *at)
             return "a NULL name";
         if (names[i][0] == '\0')
             return "an empty name";
-        for (const unsigned char *p = (const unsigned char *)names[i]; *p;
-             p++)
+        for (const unsigned char *p = (const unsigned char *)names[i]; *p; p++)
             if (*p < 0x20 || *p == 0x7f)
                 return "a name holding a control character";
     }
@@ -63,17 +62,20 @@ int vr_contract_deps(const char *plugin, const vsched_ctx *ctx,
         return 0;
     char what[256];
     vr_esc e = {0};
-    const char *shown = list[0] == 'd' ? (out->deps ? out->deps[at] : NULL)
-                                       : (out->blockers ? out->blockers[at]
-                                                        : NULL);
-    snprintf(what, sizeof what, "extract_deps returned %s in %s (#%zu of %zu%s%s%s)",
-             why, list, at + 1, list[0] == 'd' ? out->n_deps : out->n_blockers,
-             shown != NULL ? ": '" : "", shown != NULL ? vr_esc_name(&e, shown) : "",
+    const char *shown = list[0] == 'd'
+                            ? (out->deps ? out->deps[at] : NULL)
+                            : (out->blockers ? out->blockers[at] : NULL);
+    snprintf(what, sizeof what,
+             "extract_deps returned %s in %s (#%zu of %zu%s%s%s)", why, list,
+             at + 1, list[0] == 'd' ? out->n_deps : out->n_blockers,
+             shown != NULL ? ": '" : "",
+             shown != NULL ? vr_esc_name(&e, shown) : "",
              shown != NULL ? "'" : "");
     vr_esc_done(&e);
     vr_violation(ctx, name, plugin, what);
     vr_free_names(ctx, out->deps, out->deps != NULL ? out->n_deps : 0);
-    vr_free_names(ctx, out->blockers, out->blockers != NULL ? out->n_blockers : 0);
+    vr_free_names(ctx, out->blockers,
+                  out->blockers != NULL ? out->n_blockers : 0);
     memset(out, 0, sizeof *out);
     return VSCHED_EINVAL;
 }

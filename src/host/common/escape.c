@@ -68,10 +68,22 @@ size_t vr_escape(char *out, size_t cap, const char *s, size_t len)
             for (size_t j = 0; j < k; j++) {
                 unsigned char b = u[i + j];
                 switch (b) {
-                case '\n': e[1] = 'n'; en = 2; break;
-                case '\t': e[1] = 't'; en = 2; break;
-                case '\r': e[1] = 'r'; en = 2; break;
-                case 0x1b: e[1] = 'e'; en = 2; break;
+                case '\n':
+                    e[1] = 'n';
+                    en = 2;
+                    break;
+                case '\t':
+                    e[1] = 't';
+                    en = 2;
+                    break;
+                case '\r':
+                    e[1] = 'r';
+                    en = 2;
+                    break;
+                case 0x1b:
+                    e[1] = 'e';
+                    en = 2;
+                    break;
                 default:
                     e[1] = 'x', e[2] = hex[b >> 4], e[3] = hex[b & 15];
                     en = 4;
