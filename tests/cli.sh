@@ -111,7 +111,7 @@ check "... debug's own flags" \
 timeout 60 "$top_builddir/vsched-plugin-test" --config "$S/b.ini" cc src/d0/f0000.c \
     >"$S/pt.out" 2>&1
 check "vsched-plugin-test checks cc's command(): its output is the artifact's" \
-    sh -c "grep -q '^src/d0/f0000.c: command\[release\]: ok [0-9]* arguments, output /.*/release/src/d0/f0000.o$' '$S/pt.out' &&
+    sh -c "grep -q '^src/d0/f0000.c: command\[release\]: ok [0-9]* arguments, output /.*/release/src/d0/f0000.c.o$' '$S/pt.out' &&
            grep -q ' 0 contract violations' '$S/pt.out'"
 rm -rf "$S/out"
 cat >"$S/null.ini" <<EOF2

@@ -21,7 +21,7 @@ nsrc=$(ls "$SCRATCH"/examples/hello/src/*.c | wc -l)
 check "-k 0 builds everything else" \
     test "$(ls "$SCRATCH"/build/hello/release/src/*.o | wc -l)" -eq $((nsrc - 1))
 check "no object for the failed file" \
-    test ! -e "$SCRATCH/build/hello/release/src/zz_broken.o"
+    test ! -e "$SCRATCH/build/hello/release/src/zz_broken.c.o"
 check "no temporary outputs left" \
     test -z "$(find "$SCRATCH/build" -name '*.tmp.*')"
 check "the failed compile cancels the link, naming the failed file" \

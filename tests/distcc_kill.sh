@@ -31,10 +31,10 @@ rc=$?
 check "the build with the daemon gone fails: exit 1 (got $rc)" test "$rc" -eq 1
 built=0 missing=0 same=0
 while read -r src; do
-    o=out/dist/release/${src%.c}.o
+    o=out/dist/release/${src}.o
     if [ -f "$o" ]; then
         built=$((built + 1))
-        cmp -s "$o" "out/local/release/${src%.c}.o" && same=$((same + 1))
+        cmp -s "$o" "out/local/release/${src}.o" && same=$((same + 1))
     else
         missing=$((missing + 1))
     fi

@@ -81,7 +81,7 @@ write_ini() {
 same_objects() {
     _ok=0
     while read -r _src; do
-        _o=${_src%.c}.o
+        _o=${_src}.o
         cmp -s "$SCRATCH/out/$1/release/$_o" "$SCRATCH/out/$2/release/$_o" ||
             { echo "  $_o differs or is missing"; _ok=1; }
     done <"$SCRATCH/tree/sources.txt"

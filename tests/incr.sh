@@ -116,7 +116,7 @@ check "... with reason 'compiler changed'" \
 build "$S" cc3
 
 # ---- outputs deleted or modified -----------------------------------------------
-obj="$S/out/release/src/d0/f0003.o"
+obj="$S/out/release/src/d0/f0003.c.o"
 cp "$obj" "$S/f0003.o.good"
 rm "$obj"
 build "$S" delout
@@ -155,9 +155,9 @@ check "... naming it" \
 mv "$S/tree/src/d0/macro.c" "$S/macro.c.away"
 build "$S" removed
 check "the build without it exits 0" test $? -eq 0
-check "its output is removed" test ! -e "$S/out/release/src/d0/macro.o"
+check "its output is removed" test ! -e "$S/out/release/src/d0/macro.c.o"
 check "and the run says so" \
-    grep -q "^vsched-run: removed $S/out/release/src/d0/macro.o (src/d0/macro.c \[release\] is no longer an input)$" "$S/removed.out"
+    grep -q "^vsched-run: removed $S/out/release/src/d0/macro.c.o (src/d0/macro.c \[release\] is no longer an input)$" "$S/removed.out"
 check "the report lists it under removed" \
     test "$(jq -r '.removed[0].path' "$S/removed.json")" = src/d0/macro.c
 check "the link runs again without it" test "$(jq '.jobs[0].rebuilt' "$S/removed.json")" = true

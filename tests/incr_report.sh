@@ -69,7 +69,7 @@ check "-k 0: still exit 1" test $? -eq 1
 check "-k 0: the others are built" \
     test "$(jq '[.files[] | select(.status == "ok")] | length' "$S/k0.json")" -eq 7
 check "-k 0: each object is where its name says" \
-    test -s "$S/out/release/$(printf 'nl\nline.o')" -a -s "$S/out/release/$(printf 'latin\351.o')"
+    test -s "$S/out/release/$(printf 'nl\nline.c.o')" -a -s "$S/out/release/$(printf 'latin\351.c.o')"
 src "aaa_bad.c" bad 0
 build "$S" fixed --explain
 check "fixing it rebuilds just it" test "$(rebuilt "$S/fixed.json")" = aaa_bad.c

@@ -208,8 +208,8 @@ vpt --root "$top_srcdir/examples/hello" --set "executor.out_dir=$SCRATCH/cc" \
 check "cc on examples/hello/src/main.c: exit 0" test $? -eq 0
 check "cc: main.c depends on include/greet.h" grep -q "^src/main.c: dep: include/greet.h$" "$SCRATCH/c1.out"
 check "cc: the object is published via tmp_path" \
-    grep -q "^src/main.c: artifact\[release\]: ok $SCRATCH/cc/release/src/main.o (via tmp_path)" "$SCRATCH/c1.out"
-check "cc: main.o is an object file" test -s "$SCRATCH/cc/release/src/main.o"
+    grep -q "^src/main.c: artifact\[release\]: ok $SCRATCH/cc/release/src/main.c.o (via tmp_path)" "$SCRATCH/c1.out"
+check "cc: main.c.o is an object file" test -s "$SCRATCH/cc/release/src/main.c.o"
 
 # ---- a plugin compiled from the frozen ABI 1.0 header -------------------------
 v10="$top_builddir/tests/abi/v1_0_plugin"

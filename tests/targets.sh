@@ -167,13 +167,13 @@ check "the run says what it archived and linked" \
            grep -qx 'vsched-run: linked $O/hello' '$S/cold.out'"
 check "the static library is an archive of its four objects" \
     test "$(ar t "$O/libutil.a" | sort | tr '\n' ' ')" = \
-    "deep.o odd name \$(touch PWNED);x.o twice.o version.o "
+    "deep.c.o odd name \$(touch PWNED);x.c.o twice.c.o version.c.o "
 check "made deterministically (ar D: no dates, no owners)" \
     sh -c "ar tv '$O/libutil.a' | awk '{ print \$2 }' | sort -u | grep -qx '0/0'"
 check "the shared library is a shared object with its soname" \
     sh -c "readelf -d '$O/libshape.so' | grep -q 'SONAME.*\[libshape.so\]'"
 check "its objects were compiled with -fPIC (a global reached through the GOT)" \
-    sh -c "readelf -rW '$S/out/release+libshape/src/shape/area.o' | grep -q 'GOTPCREL.*shape_calls'"
+    sh -c "readelf -rW '$S/out/release+libshape/src/shape/area.c.o' | grep -q 'GOTPCREL.*shape_calls'"
 check "the library has no text relocations" \
     sh -c "! readelf -d '$O/libshape.so' | grep -q TEXTREL"
 check "hello needs libshape.so dynamically" \
@@ -251,10 +251,10 @@ same_list "defines for hello: its objects move to a variant of their own" \
 build "$S" novariant --set target.calc.defines=CALC_SCALE=4 \
     --set "target.calc.ldflags=-Wl,-rpath,\$ORIGIN -Wl,-O1"
 check "without them the variant no longer made is removed" \
-    grep -q "removed $S/out/release+hello/apps/hello/main.o (apps/hello/main.c \[release+hello\] is no longer an input)" \
+    grep -q "removed $S/out/release+hello/apps/hello/main.c.o (apps/hello/main.c \[release+hello\] is no longer an input)" \
     "$S/novariant.out"
-check "and its object is gone" test ! -e "$S/out/release+hello/apps/hello/main.o"
-check "while the plain one is back" test -e "$O/apps/hello/main.o"
+check "and its object is gone" test ! -e "$S/out/release+hello/apps/hello/main.c.o"
+check "while the plain one is back" test -e "$O/apps/hello/main.c.o"
 
 # ---- TARGETS on the command line ---------------------------------------------------------
 vsched_run --config "$S/b.ini" --clean >/dev/null 2>&1

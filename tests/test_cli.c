@@ -26,7 +26,7 @@ static void escape_is_one_to_one_and_leaves_utf8_alone(void)
     check_escape("a b\"c'$(x)", "a b\"c'$(x)");
     check_escape("a\nb", "a\\nb");
     check_escape("a\\nb", "a\\\\nb"); /* differs from the one above */
-    check_escape("\r\t\033[2J\x7f", "\\r\\t\\x1b[2J\\x7f");
+    check_escape("\r\t\033[2J\x7f", "\\r\\t\\e[2J\\x7f");
     check_escape("\x01\x1f", "\\x01\\x1f");
     check_escape("caf\xc3\xa9.c", "caf\xc3\xa9.c");
     char *e = vr_escape_name(NULL);

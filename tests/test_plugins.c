@@ -770,7 +770,7 @@ static void cc_artifact_compiles_to_tmp_path_under_profile_dir(void)
     vsched_artifact_out o, o2;
     EXPECT_INT(cc_build(cc, root, "src/ok.c", "int ok(void) { return 1; }\n",
                         "release", &o), VSCHED_OK);
-    char *want = path2(out, "release/src/ok.o");
+    char *want = path2(out, "release/src/ok.c.o");
     EXPECT_STR(o.path, want);
     CU_ASSERT_TRUE(strncmp(o.tmp_path, want, strlen(want)) == 0 &&
                    strncmp(o.tmp_path + strlen(want), ".tmp.", 5) == 0);

@@ -127,7 +127,10 @@ static void expect_expand(const char *pattern, const char *want)
 {
     char **v = NULL;
     size_t n = 0;
-    vr_glob_expand(tree, pattern, &v, &n);
+    char *bad = NULL;
+    vr_glob_expand(tree, pattern, &v, &n, &bad);
+    CU_ASSERT_PTR_NULL(bad);
+    free(bad);
     char *got = joined(v, n);
     EXPECT_STR(got, want);
     free(got);
@@ -163,6 +166,35 @@ static void walk_finds_nested_files_sorted_and_skips_the_rest(void)
     expect_expand("src/loop/a.c", "src/loop/a.c"); /* named through a link */
     expect_expand("nothere/**/*.c", "");
     expect_expand("src/{a,b}.c", "");
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tree);
+    CU_ASSERT(system(cmd) == 0);
+}
+
+/* A link that leads nowhere, named by the last segment, is kept (it fails
+ * to build, saying why); a directory the pattern must read and cannot is
+ * reported, not taken for "no match". */
+static void broken_links_are_kept_and_unreadable_directories_reported(void)
+{
+    strcpy(tree, "/tmp/vsched_test_targets_XXXXXX");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tree));
+    put("src/a.c");
+    char path[512];
+    snprintf(path, sizeof path, "%s/src/gone.c", tree);
+    CU_ASSERT(symlink("/nonexistent/gone.c", path) == 0);
+    snprintf(path, sizeof path, "%s/src/self.c", tree);
+    CU_ASSERT(symlink("self.c", path) == 0);
+    snprintf(path, sizeof path, "%s/src/ld", tree);
+    CU_ASSERT(symlink("ld", path) == 0); /* a directory no one can read */
+    expect_expand("src/*.c", "src/a.c|src/gone.c|src/self.c");
+    char **v = NULL, *bad = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL(vr_glob_expand(tree, "src/ld/*.c", &v, &n, &bad), 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bad);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bad, "cannot read directory "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(bad, "/src/ld: Too many levels of symbolic links"));
+    free(bad);
+    free(v);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tree);
     CU_ASSERT(system(cmd) == 0);
@@ -360,6 +392,8 @@ static void salt_covers_the_link_keys_only(void)
 static const vr_cu_test tests[] = {
     {"double_star_matches_zero_or_more_directories",
      double_star_matches_zero_or_more_directories},
+    {"broken_links_are_kept_and_unreadable_directories_reported",
+     broken_links_are_kept_and_unreadable_directories_reported},
     {"star_stays_within_one_segment", star_stays_within_one_segment},
     {"hidden_names_match_only_when_written",
      hidden_names_match_only_when_written},

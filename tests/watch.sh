@@ -18,7 +18,7 @@ start_watch "$S" --stats --set watch.settle_ms=100
 check "the first build compiles the four inputs" \
     test "$(sort "$S/compiles" | tr '\n' ' ')" = "lib/x/x.c src/a.c src/b.c src/c.c "
 check "the first build's objects are there" \
-    test "$(symbols "$out/b.o")" = "b_v1 "
+    test "$(symbols "$out/b.c.o")" = "b_v1 "
 check "the watch says it watches the tree's directories" \
     grep -q "^vsched-run: watching $S/tree (5 directories); Ctrl-C stops\$" "$S/watch.out"
 
@@ -35,15 +35,15 @@ check "the stale compile's process is gone (terminated, never told to go)" \
 check "b.c was compiled twice: the stale content, then the new one" \
     test "$(cat "$S/compiles" | tr '\n' ' ')" = "src/b.c src/b.c "
 check "only the new content's object is published" \
-    test "$(symbols "$out/b.o")" = "b_v3 "
+    test "$(symbols "$out/b.c.o")" = "b_v3 "
 check "the stale completion is refused and counted in --stats" \
     grep -q '^stats: .*stale_completion_refusals=1 ' "$S/watch.out"
 check "the rebuild's line: one file changed (twice), one rebuilt" \
     test "$(last_line "$S")" = "watch: 1 changed, 1 rebuilt, 0 failed"
 check "no partial output is left beside the objects" \
-    test "$(ls -A "$out")" = "a.o
-b.o
-c.o"
+    test "$(ls -A "$out")" = "a.c.o
+b.c.o
+c.c.o"
 check "nothing is reported failed" \
     sh -c "grep -q '^watch: ' '$S/watch.out' && ! grep -q FAILED '$S/watch.out'"
 
@@ -51,15 +51,15 @@ check "nothing is reported failed" \
 n=$(watch_lines "$S")
 printf 'int d_v1(void) { return 4; }\n' >"$S/tree/src/d.c"
 wait_rounds "$S" $((n + 1))
-check "a new input is built" test "$(symbols "$out/d.o")" = "d_v1 "
+check "a new input is built" test "$(symbols "$out/d.c.o")" = "d_v1 "
 check "new file: 1 changed, 1 rebuilt" \
     test "$(last_line "$S")" = "watch: 1 changed, 1 rebuilt, 0 failed"
 rm "$S/tree/src/d.c"
 wait_rounds "$S" $((n + 2))
 check "a deleted input's object is removed" \
-    sh -c "test -e '$out/b.o' && test ! -e '$out/d.o'"
+    sh -c "test -e '$out/b.c.o' && test ! -e '$out/d.c.o'"
 check "the removal is said" \
-    grep -q "^vsched-run: removed $out/d.o (src/d.c \[release\] is no longer an input)" "$S/watch.out"
+    grep -q "^vsched-run: removed $out/d.c.o (src/d.c \[release\] is no longer an input)" "$S/watch.out"
 check "deleted file: 1 changed, 0 rebuilt" \
     test "$(last_line "$S")" = "watch: 1 changed, 0 rebuilt, 0 failed"
 
@@ -70,7 +70,7 @@ printf '#include "h.h"\nint a_v2(void) { return H; }\n' >"$S/tree/src/a.c.tmp123
 mv "$S/tree/src/a.c.tmp1234" "$S/tree/src/a.c"
 rm "$S/tree/src/.a.c.swp"
 wait_rounds "$S" $((n + 3))
-check "a rename over the file rebuilds it" test "$(symbols "$out/a.o")" = "a_v2 "
+check "a rename over the file rebuilds it" test "$(symbols "$out/a.c.o")" = "a_v2 "
 check "rename save: only a.c compiled" test "$(cat "$S/compiles")" = "src/a.c"
 check "rename save: the temporary is not counted, the hidden file not seen" \
     test "$(last_line "$S")" = "watch: 1 changed, 1 rebuilt, 0 failed"
@@ -90,15 +90,15 @@ check "header edit: 1 changed, 2 rebuilt" \
 lib=$S/out/release/lib
 mkdir "$S/tree/lib/y"
 printf 'int y_v1(void) { return 6; }\n' >"$S/tree/lib/y/y.c"
-wait_for "lib/y/y.c is built" test -s "$lib/y/y.o"
-check "a file in a new directory is built" test "$(symbols "$lib/y/y.o")" = "y_v1 "
+wait_for "lib/y/y.c is built" test -s "$lib/y/y.c.o"
+check "a file in a new directory is built" test "$(symbols "$lib/y/y.c.o")" = "y_v1 "
 n=$(watch_lines "$S")
 printf 'int y_v2(void) { return 7; }\n' >"$S/tree/lib/y/y.c"
 wait_rounds "$S" $((n + 1))
 check "new directory: its file is the one change" \
     grep -q '^watch: 1 changed, 1 rebuilt, 0 failed' "$S/watch.out"
 check "the new directory is watched: an edit in it rebuilds" \
-    test "$(symbols "$lib/y/y.o")" = "y_v2 "
+    test "$(symbols "$lib/y/y.c.o")" = "y_v2 "
 
 # ---- a failure prints as in a normal run, and the watch goes on ------------
 n=$(watch_lines "$S")
@@ -110,7 +110,7 @@ check "compile error: 1 changed, 0 rebuilt, 1 failed" \
     test "$(last_line "$S")" = "watch: 1 changed, 0 rebuilt, 1 failed"
 printf '#include "h.h"\nint c_v2(void) { return H; }\n' >"$S/tree/src/c.c"
 wait_rounds "$S" $((n + 2))
-check "the fix is built" test "$(symbols "$out/c.o")" = "c_v2 "
+check "the fix is built" test "$(symbols "$out/c.c.o")" = "c_v2 "
 stop_watch
 check "SIGINT ends the watch with 130" test "$WATCH_RC" -eq 130
 check "the state is current: a plain run afterwards has nothing to do" \
@@ -132,7 +132,7 @@ check "20 saves: one rebuild" test "$(watch_lines "$S")" -eq 1
 check "20 saves: one compile, of the last content" \
     test "$(cat "$S/compiles")" = "src/b.c"
 check "20 saves: the object is the last save's" \
-    test "$(symbols "$out/b.o")" = "b_burst20 "
+    test "$(symbols "$out/b.c.o")" = "b_burst20 "
 check "20 saves: 1 changed, 1 rebuilt" \
     test "$(last_line "$S")" = "watch: 1 changed, 1 rebuilt, 0 failed"
 stop_watch

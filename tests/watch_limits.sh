@@ -23,12 +23,12 @@ check "SIGINT during a compile exits 130" test "$WATCH_RC" -eq 130
 check "the interrupted compiler is gone" \
     sh -c "test -n '$slow' && ! kill -0 '$slow' 2>/dev/null"
 check "no partial output is left; the old object stays" \
-    test "$(ls -A "$out" | tr '\n' ' ')/$(symbols "$out/b.o")" = "a.o b.o c.o /b_v1 "
+    test "$(ls -A "$out" | tr '\n' ' ')/$(symbols "$out/b.c.o")" = "a.c.o b.c.o c.c.o /b_v1 "
 touch "$S/go"
 vsched_run --config "$S/b.ini" --report "$S/after.json" >"$S/after.out" 2>&1
 check "the next plain run rebuilds exactly the interrupted file" \
     test "$(jq -r '.files[] | select(.rebuilt) | .path' "$S/after.json")" = "src/b.c"
-check "... and publishes its object" test "$(symbols "$out/b.o")" = "b_slow "
+check "... and publishes its object" test "$(symbols "$out/b.c.o")" = "b_slow "
 rm -f "$S/go" "$S/slow.pid"
 
 # ---- SIGINT between builds ---------------------------------------------------
@@ -77,15 +77,15 @@ check "watch limit: the banner says it polls" \
     grep -q "^vsched-run: watching $S/tree by polling; Ctrl-C stops\$" "$S/watch.out"
 printf 'int b_poll(void) { return 8; }\n' >"$S/tree/src/b.c"
 wait_rounds "$S" 1
-check "polling: an edit is rebuilt" test "$(symbols "$out/b.o")" = "b_poll "
+check "polling: an edit is rebuilt" test "$(symbols "$out/b.c.o")" = "b_poll "
 check "polling: 1 changed, 1 rebuilt" \
     test "$(last_line "$S")" = "watch: 1 changed, 1 rebuilt, 0 failed"
 printf 'int d_poll(void) { return 9; }\n' >"$S/tree/src/d.c"
 wait_rounds "$S" 2
-check "polling: a new file is built" test "$(symbols "$out/d.o")" = "d_poll "
+check "polling: a new file is built" test "$(symbols "$out/d.c.o")" = "d_poll "
 rm "$S/tree/src/d.c"
 wait_rounds "$S" 3
-check "polling: a deleted file's object is removed" test ! -e "$out/d.o"
+check "polling: a deleted file's object is removed" test ! -e "$out/d.c.o"
 mv "$S/tree" "$S/tree.away"
 end_watch
 rc=$WATCH_RC
@@ -97,7 +97,7 @@ check "instance limit: the message names fs.inotify.max_user_instances" \
     grep -q "^vsched-run: watch: no inotify instance is left (.*); the limit is fs.inotify.max_user_instances = [0-9]*: raise it (sysctl fs.inotify.max_user_instances=1024) or stop other watchers; polling the tree every 50 ms instead\$" "$S/watch.out"
 printf 'int b_poll2(void) { return 10; }\n' >"$S/tree/src/b.c"
 wait_rounds "$S" 1
-check "instance limit: polling rebuilds an edit" test "$(symbols "$out/b.o")" = "b_poll2 "
+check "instance limit: polling rebuilds an edit" test "$(symbols "$out/b.c.o")" = "b_poll2 "
 stop_watch
 check "polling: SIGINT exits 130" test "$WATCH_RC" -eq 130
 finish

@@ -386,6 +386,7 @@ static int cc_create(const vsched_ctx *ctx, const vsched_config *cfg,
         cc_destroy(cc);
         return VSCHED_ECONFIG;
     }
+    cc__sweep_stale(cc->out_dir);
     *inst = cc;
     return VSCHED_OK;
 }

@@ -1,5 +1,5 @@
 /*
- * cc.h -- internals of the `cc` executor, shared by its three files:
+ * cc.h -- internals of the `cc` executor, shared by its files:
  *
  *   cc.c       descriptor, schema, create/destroy, Source/deps/Analysis
  *   scan.c     the #include scanner and include resolution
@@ -8,6 +8,7 @@
  *   depfile.c  the compiler's -MD depfile, parsed into source names
  *   launcher.c the compile launcher (ccache, distcc) and its children's
  *              environment; hosts.c, distcc host lists
+ *   sweep.c    temporaries: created with O_EXCL; those of dead runs removed
  *
  * Every symbol here is hidden; the module exports only its entry.
  */
@@ -69,6 +70,20 @@ typedef struct cc_snap {
     size_t n;
     char *inc[];
 } cc_snap;
+
+/* ---- sweep.c ------------------------------------------------------------- */
+
+/* Remove every temporary (a base name holding ".tmp.PID.") under out_dir
+ * whose PID is not a live process: what a killed run left. Errors are
+ * ignored (a missing out_dir has nothing to sweep). */
+CC__HIDDEN void cc__sweep_stale(const char *out_dir);
+
+/* Create `path`.tmp.PID.N with O_EXCL (mode 0666 & ~umask) into tmp
+ * (`size` bytes), N from *counter (atomic), retrying on a name that
+ * exists: no name another user pre-created is ever written through.
+ * 0 or an errno value. */
+CC__HIDDEN int cc__tmp_create(char *tmp, size_t size, const char *path,
+                              unsigned long *counter);
 
 /* ---- cc.c ---------------------------------------------------------------- */
 

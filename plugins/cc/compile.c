@@ -251,6 +251,7 @@ static int cc_run(const cc_inst *cc, const vsched_ctx *ctx,
     cc_output o = {0};
     int outcome = cc_wait(cc, ctx, pid, rfd, &o, &status);
     int rc = VSCHED_OK;
+    struct stat st;
     if (outcome == CC_CANCELLED) {
         rc = VSCHED_ECANCELLED;
     } else if (outcome == CC_TIMEDOUT) {
@@ -262,7 +263,9 @@ static int cc_run(const cc_inst *cc, const vsched_ctx *ctx,
         cc_report_failure(ctx, argv[0], file, status, &o);
         cc__launcher_explain(cc, ctx, file, argv[0], status);
         rc = VSCHED_ETOOL;
-    } else if (access(tmp, F_OK) != 0) {
+    } else if (stat(tmp, &st) != 0 || st.st_size == 0) {
+        /* the temporary was created empty (O_EXCL): a tool that wrote
+         * nothing leaves it so */
         cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
                   "'%s' succeeded but did not write %s", argv[0], tmp);
         rc = VSCHED_ETOOL;
@@ -325,8 +328,10 @@ static int cc_safe_name(const char *s)
     return 1;
 }
 
-/* The output path of `rel` for `profile` (out_dir/PROFILE/REL, `ext`
- * replacing REL's extension when non-NULL) into path[cap]. VSCHED_EINVAL
+/* The output path of `rel` for `profile` (out_dir/PROFILE/REL + ext)
+ * into path[cap]. `ext` is appended to REL when non-NULL, REL's own
+ * extension kept (a.c -> a.c.o, a.cc -> a.cc.o): names stay unique per
+ * source, so no two sources ever compile to one object. VSCHED_EINVAL
  * (with a diagnostic) for a name or profile that cannot be one. */
 static int cc_out_path(const cc_inst *cc, const vsched_ctx *ctx,
                        const char *file, const char *profile,
@@ -339,18 +344,20 @@ static int cc_out_path(const cc_inst *cc, const vsched_ctx *ctx,
                   profile != NULL ? profile : "(null)");
         return VSCHED_EINVAL;
     }
-    const char *base = strrchr(rel, '/'), *dot;
-    base = base != NULL ? base + 1 : rel;
-    dot = ext != NULL ? strrchr(base, '.') : NULL;
-    int stem = (int)(dot != NULL && dot != base ? (size_t)(dot - rel)
-                                                : strlen(rel));
-    int n = snprintf(path, cap, "%s/%s/%.*s%s", cc->out_dir, profile, stem,
-                     rel, ext != NULL ? ext : "");
-    return n < 0 || (size_t)n >= cap ? VSCHED_EINVAL : VSCHED_OK;
+    int n = snprintf(path, cap, "%s/%s/%s%s", cc->out_dir, profile, rel,
+                     ext != NULL ? ext : "");
+    if (n < 0 || (size_t)n >= cap) {
+        cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
+                  "cc: output path for '%s' is longer than PATH_MAX (%d); "
+                  "shorten out_dir or the source's name",
+                  rel, PATH_MAX);
+        return VSCHED_EINVAL;
+    }
+    return VSCHED_OK;
 }
 
-/* Fill out->path (cc_out_path) and out->tmp_path and create the
- * directory. */
+/* Fill out->path (cc_out_path) and out->tmp_path (created with O_EXCL)
+ * and create the directory. */
 static int cc_paths(cc_inst *cc, const vsched_ctx *ctx, const char *file,
                     const char *profile, const char *rel, const char *ext,
                     vsched_artifact_out *out)
@@ -359,11 +366,16 @@ static int cc_paths(cc_inst *cc, const vsched_ctx *ctx, const char *file,
     int rc = cc_out_path(cc, ctx, file, profile, rel, ext, path, sizeof path);
     if (rc != VSCHED_OK)
         return rc;
-    unsigned long k = __atomic_fetch_add(&cc->counter, 1, __ATOMIC_RELAXED);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%lu", path, (long)getpid(), k);
     rc = cc_mkdirs(ctx, file, path);
     if (rc != VSCHED_OK)
         return rc;
+    int err = cc__tmp_create(tmp, sizeof tmp, path, &cc->counter);
+    if (err != 0) {
+        cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
+                  "cc: cannot create a temporary beside %s: %s", path,
+                  strerror(err));
+        return VSCHED_EIO;
+    }
     out->path = cc__host_strdup(ctx, path);
     out->tmp_path = cc__host_strdup(ctx, tmp);
     return out->path != NULL && out->tmp_path != NULL ? VSCHED_OK
@@ -844,6 +856,11 @@ int cc__job(void *inst, const vsched_ctx *ctx, const vsched_job_in *in,
         cc_out_clear(ctx, out);
         return rc;
     }
+    /* ar updates an archive that exists, and an empty file is none: the
+     * temporary reserved with O_EXCL (its name unique to this process)
+     * goes, and ar creates it. */
+    if (strcmp(in->kind, "static") == 0)
+        (void)unlink(out->tmp_path);
     cc_argv a = {0};
     cc_job_argv(cc, &c, in, out->tmp_path, &a);
     if ((rc = cc_run_argv(cc, ctx, &a, in->name, out)) == VSCHED_OK)

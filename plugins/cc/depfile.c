@@ -32,7 +32,9 @@ typedef struct dep_list {
 
 static void list_push(dep_list *l, const char *w, size_t n)
 {
-    if (l->oom)
+    /* a word holding a NUL byte (not a depfile a compiler wrote) names no
+     * file: cut short, it would name another one */
+    if (l->oom || memchr(w, '\0', n) != NULL)
         return;
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 16;

@@ -138,6 +138,10 @@ static void skip_literal(scan_cur *c, int q)
 static void list_add(scan_list *l, const char *path, size_t n, int angled,
                      unsigned line)
 {
+    /* A header name holding a NUL byte names no file (it would be cut
+     * short into another name, or into none): the compiler diagnoses it. */
+    if (n == 0 || memchr(path, '\0', n) != NULL)
+        return;
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 16;
         scan_inc *v = realloc(l->v, cap * sizeof *v);

@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,21 +218,40 @@ static void run_analysis(vsched__task *t, const vsched_ctx *ctx)
     }
 }
 
-/* Write bytes to a temporary file beside `path`; returns its name. */
+/* Create a temporary file beside `path`, PATH.tmp.PID.N, with O_EXCL (no
+ * name another user pre-created is written through) and mode 0666 less
+ * the umask (a published output gets the mode any new file would, not
+ * mkstemp's 0600). Returns the descriptor and sets *tmp, or -1 with *err. */
+static int open_tmp(const char *path, char **tmp, int *err)
+{
+    static atomic_ulong counter;
+    for (int tries = 0; tries < 100; tries++) {
+        unsigned long k = atomic_fetch_add(&counter, 1);
+        if (asprintf(tmp, "%s.tmp.%ld.h%lu", path, (long)getpid(), k) < 0) {
+            *err = ENOMEM;
+            return -1;
+        }
+        int fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0)
+            return fd;
+        *err = errno;
+        free(*tmp);
+        *tmp = NULL;
+        if (*err != EEXIST)
+            return -1;
+    }
+    return -1;
+}
+
+/* Write bytes to a temporary file beside `path`; returns its name. A write
+ * past a file-size limit fails with EFBIG (the host ignores SIGXFSZ). */
 static char *write_tmp(const char *path, const char *bytes, size_t len,
                        int *err)
 {
     char *tmp = NULL;
-    if (asprintf(&tmp, "%s.tmp.%ld.XXXXXX", path, (long)getpid()) < 0) {
-        *err = ENOMEM;
+    int fd = open_tmp(path, &tmp, err);
+    if (fd < 0)
         return NULL;
-    }
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        *err = errno;
-        free(tmp);
-        return NULL;
-    }
     size_t off = 0;
     while (off < len) {
         ssize_t w = write(fd, bytes + off, len - off);
@@ -273,7 +293,17 @@ static int publish(vsched__task *t, vsched_artifact_out *out)
     }
     if (rename(tmp, out->path) != 0) {
         err = errno;
+        int never_written = err == ENOENT && tmp == out->tmp_path &&
+                            access(tmp, F_OK) != 0;
         unlink(tmp);
+        if (never_written) {
+            /* the executor named a temporary it never wrote */
+            if (asprintf(&t->message, "cannot write %s: the executor's "
+                                      "temporary %s does not exist",
+                         out->path, tmp) < 0)
+                t->message = NULL;
+            return VSCHED_EIO;
+        }
         goto fail;
     }
     if (tmp != out->tmp_path)

@@ -10,6 +10,7 @@
 #include <xxhash.h>
 
 #include "build/bind.h"
+#include "build/contract.h"
 #include "common/strmap.h"
 #include "common/util.h"
 #include "config/plugin_host.h"
@@ -204,6 +205,8 @@ static int w_extract_deps(void *inst, const vsched_ctx *ctx,
     int rc = b->o.executor.ops->extract_deps(b->o.executor.inst, ctx, name,
                                              snapshot, out);
     if (rc == VSCHED_OK)
+        rc = vr_contract_deps(b->o.executor_name, ctx, name, out);
+    if (rc == VSCHED_OK)
         vr_sources_set_deps(b->o.sources, name, out->deps, out->n_deps,
                             out->blockers, out->n_blockers);
     return rc;
@@ -376,6 +379,9 @@ static int w_artifact(void *inst, const vsched_ctx *ctx,
     uint64_t t0 = vr_mono_ns();
     int rc = b->o.executor.ops->artifact(b->o.executor.inst, ctx, in, &mine);
     cap.duration_ns = vr_mono_ns() - t0;
+    if (rc == VSCHED_OK)
+        rc = vr_contract_artifact(b->o.executor_name, ctx, "artifact",
+                                  in->name, &mine);
     vr_take_deps(ctx, &mine, &cap);
     out->path = mine.path;
     out->tmp_path = mine.tmp_path;

@@ -102,6 +102,8 @@ typedef struct vr_bind_opts {
     size_t n_keys;
     const vr_link_plan *links;        /* borrowed, n_links entries */
     size_t n_links;
+    const char *executor_name;        /* borrowed: names it in contract
+                                         violations (contract.h) */
 } vr_bind_opts;
 
 typedef struct vr_bind vr_bind;

@@ -79,7 +79,14 @@ int vr_build_expand(const vr_build *b, char *const *pats, size_t n_pats,
             names_push(names, n, vr_xstrdup(pat));
             continue;
         }
-        if (vr_glob_expand(root, pat, names, n) == 0) {
+        char *bad = NULL;
+        size_t added = vr_glob_expand(root, pat, names, n, &bad);
+        if (bad != NULL) {
+            *err = vr_strfmt("%s%s: pattern '%s': %s", where, what, pat, bad);
+            free(bad);
+            return VSCHED_ECONFIG;
+        }
+        if (added == 0) {
             *err = vr_strfmt("%s%s: pattern '%s' matches no file under %s",
                              where, what, pat, root);
             return VSCHED_ECONFIG;

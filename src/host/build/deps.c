@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "build/deps.h"
+#include "common/escape.h"
 #include "common/util.h"
 
 /* One input's line, after the "NAME:" prefix. */
@@ -18,19 +19,20 @@ typedef struct deps_batch {
     char **names;
 } deps_batch;
 
-/* " a b c" from a Source result's deps. */
+/* " a b c" from a Source result's deps, each name escaped (escape.h):
+ * a name holding a space or a newline cannot fake another dependency or
+ * another line. */
 static char *join_deps(const vsched_result *r)
 {
     size_t len = 1;
     for (size_t k = 0; k < r->n_deps; k++)
-        len += strlen(r->deps[k]) + 1;
+        len += vr_escape(NULL, 0, r->deps[k], strlen(r->deps[k])) + 1;
     char *text = vr_xmalloc(len);
     char *p = text;
     for (size_t k = 0; k < r->n_deps; k++) {
-        size_t dl = strlen(r->deps[k]);
         *p++ = ' ';
-        memcpy(p, r->deps[k], dl);
-        p += dl;
+        p += vr_escape(p, (size_t)(text + len - p), r->deps[k],
+                       strlen(r->deps[k]));
     }
     *p = '\0';
     return text;
@@ -86,7 +88,11 @@ int vr_deps_run(const vr_build *b)
     int status = VR_EXIT_OK;
     if (b->cli->dry_run) {
         for (size_t i = 0; i < n; i++)
-            fprintf(b->out, "source %s\n", names[i]);
+        {
+            vr_esc e = {0};
+            fprintf(b->out, "source %s\n", vr_esc_name(&e, names[i]));
+            vr_esc_done(&e);
+        }
         vr_build_inputs_free(names, n);
         return status;
     }
@@ -100,10 +106,13 @@ int vr_deps_run(const vr_build *b)
         int rc = vr_coord_batch(b->coord, &pol, &db, n, rows);
         for (size_t i = 0; i < n; i++) {
             const char *text = rows[i].text != NULL ? rows[i].text : "";
+            vr_esc e = {0};
             if (rows[i].status == VSCHED_OK)
-                fprintf(b->out, "%s:%s\n", names[i], text);
+                fprintf(b->out, "%s:%s\n", vr_esc_name(&e, names[i]), text);
             else
-                fprintf(b->out, "%s: error: %s\n", names[i], text);
+                fprintf(b->out, "%s: error: %s\n", vr_esc_name(&e, names[i]),
+                        text);
+            vr_esc_done(&e);
             free(rows[i].text);
         }
         if (b->cli->stats)

@@ -4,6 +4,7 @@
 #include "build/glob.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,7 @@ typedef struct walk {
     const segs *p;
     char ***v;
     size_t *n;
+    char **bad; /* the first directory that could not be read, and why */
 } walk;
 
 /* ROOT/rel ("" is the root itself). Heap. */
@@ -120,16 +122,34 @@ static int kind_of(const walk *w, const char *rel, int follow)
     return S_ISREG(st.st_mode) ? 1 : S_ISDIR(st.st_mode) ? 2 : 0;
 }
 
+/* 1 when ROOT/rel is a symbolic link whose target cannot be reached (a
+ * loop, a dangling link). */
+static int broken_link(const walk *w, const char *rel)
+{
+    char *f = full_path(w, rel);
+    struct stat st;
+    int broken = lstat(f, &st) == 0 && S_ISLNK(st.st_mode) && stat(f, &st) != 0;
+    free(f);
+    return broken;
+}
+
 /* The entry names of ROOT/rel, sorted (heap array of heap strings). */
 static char **list_dir(const walk *w, const char *rel, size_t *n)
 {
     char *f = full_path(w, rel);
     DIR *d = opendir(f);
-    free(f);
     char **v = NULL;
     *n = 0;
-    if (d == NULL)
+    if (d == NULL) {
+        /* Absent, or no directory: nothing there to match. Anything else
+         * (a link loop, a permission) hides names the pattern may mean. */
+        if (errno != ENOENT && errno != ENOTDIR && *w->bad == NULL)
+            *w->bad = vr_strfmt("cannot read directory %s: %s", f,
+                                strerror(errno));
+        free(f);
         return NULL;
+    }
+    free(f);
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
@@ -174,6 +194,27 @@ static void expand(const walk *w, size_t pi, const char *rel)
             push(w, vr_xstrdup(rel));
         return;
     }
+    if (pi + 1 == w->p->n && vr_glob_has_wildcard(w->p->v[pi]) &&
+        strcmp(w->p->v[pi], "**") != 0) {
+        /* The last segment names files: a regular one matches; so does a
+         * link that leads nowhere (a loop, a dangling target) -- a source
+         * the user's pattern named that cannot be read is built and fails,
+         * saying why, rather than vanishing. A directory is no source. */
+        size_t n = 0;
+        char **names = list_dir(w, rel, &n);
+        for (size_t i = 0; i < n; i++) {
+            if (fnmatch(w->p->v[pi], names[i], FNM_PERIOD) == 0) {
+                char *sub = rel_join(rel, names[i]);
+                if (kind_of(w, sub, 1) == 1 || broken_link(w, sub))
+                    push(w, sub);
+                else
+                    free(sub); /* a directory, fifo, socket or device */
+            }
+            free(names[i]);
+        }
+        free(names);
+        return;
+    }
     const char *seg = w->p->v[pi];
     if (strcmp(seg, "**") == 0) {
         if (pi + 1 == w->p->n) { /* a trailing ** : every file below */
@@ -216,12 +257,13 @@ static void expand(const walk *w, size_t pi, const char *rel)
 
 /* Contract: see glob.h. */
 size_t vr_glob_expand(const char *root, const char *pattern, char ***v,
-                      size_t *n)
+                      size_t *n, char **bad)
 {
     segs p;
     segs_split(pattern, &p);
     size_t before = *n;
-    walk w = {root, &p, v, n};
+    *bad = NULL;
+    walk w = {root, &p, v, n, bad};
     if (p.n > 0)
         expand(&w, 0, "");
     segs_free(&p);

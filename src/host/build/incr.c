@@ -71,6 +71,8 @@ int vr_incr_open(vr_incr **out, const vr_build *b, char *const *profiles,
         .snap = &in->snap,
         .keys = in->keys,
         .n_keys = in->n_keys,
+        .executor_name = b->executor_desc != NULL ? b->executor_desc->name
+                                                  : NULL,
     };
     in->bind = vr_bind_new(&o);
     *out = in;

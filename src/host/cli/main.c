@@ -243,5 +243,6 @@ int main(int argc, char **argv)
     int status = run(&cli);
     vr_plugin_host_exit();
     vr_cli_free(&cli);
+    vr_signals_stop();
     return status;
 }

@@ -32,6 +32,8 @@
 #include "cli/signals.h"
 #include "cli/summary.h"
 #include "cli/trace.h"
+#include "common/escape.h"
+#include "common/names.h"
 #include "common/util.h"
 
 static double vr_now_s(void)
@@ -80,7 +82,11 @@ static void print_plan(const vr_build *b, const vr_plan *p)
         if (r->req < 0)
             continue;
         char *why = vr_reason_text(&r->v);
-        fprintf(b->out, "artifact %s %s: %s\n", r->profile, r->input, why);
+        vr_esc ep = {0}, ei = {0};
+        fprintf(b->out, "artifact %s %s: %s\n", vr_esc_name(&ep, r->profile),
+                vr_esc_name(&ei, r->input), why);
+        vr_esc_done(&ep);
+        vr_esc_done(&ei);
         free(why);
     }
     for (size_t k = 0; k < p->n_links; k++) {
@@ -471,6 +477,46 @@ static int write_trace(const vr_build *b, vr_trace *trace, vr_incr *in,
     return status;
 }
 
+/* Profile and link names become file names of the outputs: refuse a bad
+ * one before anything is compiled (names.h). 0 or -1 (reported). */
+static int check_names(const vr_build *b, char **profiles, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *why = vr_name_problem(profiles[i]);
+        if (why != NULL) {
+            vr_esc e = {0};
+            fprintf(b->err,
+                    "vsched-run: profile name '%s' %s (from %s); a profile "
+                    "names a directory of the outputs: use a plain name\n",
+                    vr_esc_name(&e, profiles[i]), why,
+                    b->cli->n_profiles > 0 ? "--profile" : "[batch] profiles");
+            vr_esc_done(&e);
+            return -1;
+        }
+    }
+    for (size_t i = 0; b->targets != NULL && i < b->targets->n; i++) {
+        const char *name = b->targets->v[i].name;
+        const char *why = vr_name_problem(name);
+        if (why == NULL)
+            continue;
+        vr_esc e = {0};
+        if (b->targets->v[i].implicit)
+            fprintf(b->err,
+                    "vsched-run: [batch] link '%s' %s; the program is "
+                    "written to out_dir/PROFILE/LINK: use a plain file "
+                    "name\n",
+                    vr_esc_name(&e, name), why);
+        else
+            fprintf(b->err,
+                    "vsched-run: [target.%s] %s; its output is written "
+                    "under out_dir/PROFILE/: use a plain file name\n",
+                    vr_esc_name(&e, name), why);
+        vr_esc_done(&e);
+        return -1;
+    }
+    return 0;
+}
+
 /* Contract: see build.h. */
 int vr_build_run(const vr_build *b)
 {
@@ -486,6 +532,8 @@ int vr_build_run(const vr_build *b)
     }
     vr_incr *in = NULL;
     int status = VR_EXIT_USAGE;
+    if (check_names(b, work.profiles, work.n_base_profiles) != 0)
+        goto done;
     vr_signals_phase(VR_SIG_EXIT, NULL);
     if (vr_incr_open(&in, b, work.profiles, work.n_profiles,
                      b->cli->dry_run, &err) != VSCHED_OK) {

@@ -23,7 +23,15 @@
  * A second signal exits 130 at once in any phase, and so does the end of
  * a grace period of VR_SIG_GRACE_S seconds after the first (a run asked
  * to stop never outlives it: cancelled compiles end within a second, the
- * last records and the report take far less).
+ * last records and the report take far less). Such an exit first ends
+ * the process group of every child (plugins run tools in groups of their
+ * own, which a signal to vsched-run's group does not reach): SIGTERM,
+ * SIGKILL after VR_SIG_REAP_MS; partial outputs they leave are removed by
+ * the next run (cc sweeps its out_dir for temporaries of dead runs).
+ *
+ * SIGPIPE and SIGXFSZ are ignored: a closed standard output does not stop
+ * the build (what it prints is dropped, quietly), and a write past
+ * `ulimit -f` fails with EFBIG as that file's failure.
  *
  * Thread-safety: `lock` (host rank, never held while calling the
  * library) guards the phase and the scheduler; `busy` and its condition
@@ -37,6 +45,7 @@
 #include <vsched/vsched.h>
 
 #define VR_SIG_GRACE_S 10
+#define VR_SIG_REAP_MS 500
 
 typedef enum vr_sig_phase {
     VR_SIG_EXIT = 0,
@@ -56,6 +65,14 @@ void vr_signals_phase(vr_sig_phase phase, vsched *s);
 /* The descriptor VR_SIG_WAKE writes to (-1: none; then VR_SIG_WAKE acts
  * as VR_SIG_EXIT). The caller keeps it open while the phase lasts. */
 void vr_signals_wake_fd(int fd);
+
+/* End the signal thread (woken by SIGUSR1 sent to it alone, joined:
+ * nothing of it outlives the run, which valgrind checks) before main
+ * returns; SIGINT/SIGTERM stay blocked, so one arriving after it is
+ * dropped as the process exits. SIGUSR1 sent from outside is ignored.
+ * No-op when vr_signals_start failed or was not called. Main thread
+ * only. */
+void vr_signals_stop(void);
 
 /* 1 once SIGINT or SIGTERM arrived. */
 int vr_signals_caught(void);

@@ -1,14 +1,20 @@
 /*
- * escape -- names as a terminal or a log line may show them.
+ * escape -- names made safe for a terminal and for line-oriented output.
  *
- * A source name can hold any byte but '/' and NUL: a newline, a carriage
- * return or an escape sequence in it would forge or erase lines of the
- * status output. Printed names go through here: bytes 0x20..0x7e other
- * than '\' and bytes >= 0x80 (UTF-8) as they are; '\' as "\\"; newline,
- * carriage return and tab as "\n", "\r", "\t"; every other byte as
- * "\xHH". The mapping is one to one, so two names never print alike.
+ * A file name may hold any byte but '/' and NUL: a newline would split
+ * one progress line into two, an escape sequence would drive the
+ * terminal (clear the screen, retitle the window, fake a line). Human
+ * output passes every name through vr_esc_name first: control characters
+ * (C0, DEL, and the C1 range U+0080..U+009F) and bytes that are not valid
+ * UTF-8 are written as C escapes (\n, \t, \r, \e, \xHH), a backslash as
+ * \\; everything else, printable UTF-8 included, is kept. A name that
+ * needs nothing is returned as is, without a copy. (JSON output escapes
+ * by its own rules, json.h.)
  *
- * Thread-safe (no state).
+ * The mapping is one to one (a backslash is escaped too), so two names
+ * never print alike.
+ *
+ * Thread-safety: none needed; the buffer is the caller's.
  */
 #ifndef VSCHED_HOST_ESCAPE_H
 #define VSCHED_HOST_ESCAPE_H
@@ -16,10 +22,28 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* The escaped form of `s` (NULL prints as ""), heap, caller frees. */
+/* A caller's escape buffer: on the stack, released by vr_esc_done. */
+typedef struct vr_esc {
+    char *heap; /* the escaped copy, when one was needed */
+} vr_esc;
+
+/* `s` escaped (see above), or `s` itself when nothing needs escaping;
+ * "(null)" for NULL. The result lives until vr_esc_done(e) or the next
+ * vr_esc_name on `e`. Never fails (allocation failure aborts, util.h). */
+const char *vr_esc_name(vr_esc *e, const char *s);
+
+/* Release what vr_esc_name allocated; `e` may be reused after. */
+void vr_esc_done(vr_esc *e);
+
+/* The escaped form of s[0..len) into out (cap bytes, always terminated
+ * when cap > 0); returns the length the whole escaped form needs, not
+ * counting the terminator (like snprintf). */
+size_t vr_escape(char *out, size_t cap, const char *s, size_t len);
+
+/* The escaped form of `s` (NULL: ""), heap, caller frees. */
 char *vr_escape_name(const char *s);
 
-/* Write the escaped form of `s` to `out`. */
+/* Write the escaped form of `s` (NULL: nothing) to `out`. */
 void vr_put_name(FILE *out, const char *s);
 
 /* 1 when `s` prints as itself. */

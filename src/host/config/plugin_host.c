@@ -507,8 +507,12 @@ int vr__open_file(vr_plugin **out, const char *base, char **err)
     lt_dlhandle h = lt_dlopenext(base);
     if (h == NULL) {
         const char *why = lt_dlerror();
+        char *dl = vr__dl_reason(file);
         *err = vr_strfmt("cannot load plugin '%s' from %s: %s", label, file,
-                         why != NULL ? why : "unknown libltdl error");
+                         dl != NULL ? dl
+                         : why != NULL ? why
+                                       : "unknown libltdl error");
+        free(dl);
         pthread_mutex_unlock(&vr_plugin_lock);
         free(file);
         free(label);
@@ -593,15 +597,31 @@ int vr_plugin_open(vr_plugin **out, const char *name, const vr_config *cfg,
     }
 
     if (strchr(name, '/') != NULL) {
-        int rc = vr__open_file(out, name, err);
-        if (rc != 1)
+        /* A relative file name is relative to the INI's directory, like
+         * every other path of the configuration: never to the current
+         * directory (a trusted config run from /tmp must not load code
+         * found there). */
+        char *abs = name[0] != '/' && cfg != NULL
+                        ? vr_path_join(vr_config_dir(cfg), name)
+                        : vr_xstrdup(name);
+        int rc = vr__open_file(out, abs, err);
+        if (rc != 1) {
+            free(abs);
             return rc;
+        }
+        char *where = strcmp(abs, name) != 0
+                          ? vr_strfmt(" (looked for %s: a relative name is "
+                                      "relative to the INI file's directory)",
+                                      abs)
+                          : vr_xstrdup("");
         if (vr__has_suffix(name, ".la") || vr__has_suffix(name, ".so"))
-            *err = vr_strfmt("plugin file '%s' not found", name);
+            *err = vr_strfmt("plugin file '%s' not found%s", name, where);
         else
             *err = vr_strfmt("plugin file '%s' not found (tried %s.la and "
                              "%s.so)",
-                             name, name, name);
+                             name, abs, abs);
+        free(where);
+        free(abs);
         return VSCHED_ENOENT;
     }
 

@@ -81,6 +81,12 @@ void vr__search_dirs(vr__strv *dirs, const vr_config *cfg);
  * as is when it ends in .la/.so) and returns 1, or returns 0. */
 int vr__module_file(const char *base, char **file);
 
+/* dl_reason.c: why the module `file` (.la or .so) cannot be loaded, in
+ * dlopen(3)'s words (the missing library, "file too short", an undefined
+ * symbol); heap, caller frees; NULL when dlopen itself succeeds or gives
+ * no reason. Caller holds vr_plugin_lock. */
+char *vr__dl_reason(const char *file);
+
 /* Open and check the module file(s) `base` (a path; see vr__module_file).
  * Returns 1 when no such file exists (*err untouched), 0 with *out set, or
  * a negative status of vr_plugin_open with *err set. Takes vr_plugin_lock
