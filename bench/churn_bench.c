@@ -119,7 +119,7 @@ static void *invalidator(void *arg)
 static int build_all(vsched *s, unsigned n)
 {
     vsched_request *r = calloc(n, sizeof *r);
-    char (*names)[16] = calloc(n, sizeof *names);
+    char(*names)[16] = calloc(n, sizeof *names);
     const vsched_result **res = calloc(n, sizeof *res);
     vsched_batch *b = NULL;
     int rc = r != NULL && names != NULL && res != NULL ? 0 : VSCHED_ENOMEM;
@@ -227,9 +227,8 @@ int main(int argc, char **argv)
     uint64_t t0 = synth_now_ns();
     for (unsigned k = 0; k <= o.submitters; k++) {
         w[k] = (worker){.sh = &sh, .rng = 0x9e3779b97f4a7c15ull * (k + 1)};
-        pthread_create(&w[k].th, NULL, k < o.submitters ? submitter
-                                                        : invalidator,
-                       &w[k]);
+        pthread_create(&w[k].th, NULL,
+                       k < o.submitters ? submitter : invalidator, &w[k]);
     }
     struct timespec d = {(time_t)(o.ms / 1000), (long)(o.ms % 1000) * 1000000};
     nanosleep(&d, NULL);

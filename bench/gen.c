@@ -123,14 +123,15 @@ static void write_header(const opts *o, header **hs, unsigned level,
     header_path(rel, sizeof rel, level, i);
     FILE *f = create(o, rel);
     const header *h = &hs[level][i];
-    fprintf(f, "#ifndef GEN_L%u_H%03u\n#define GEN_L%u_H%03u\n", level + 1,
-            i, level + 1, i);
+    fprintf(f, "#ifndef GEN_L%u_H%03u\n#define GEN_L%u_H%03u\n", level + 1, i,
+            level + 1, i);
     for (unsigned k = 0; k < h->n_inc; k++)
         fprintf(f, "#include \"l%u/h%03u.h\"\n", level + 2, h->inc[k]);
     fprintf(f, "\n#define L%u_H%03u_K %uu\n", level + 1, i,
             (level + 1) * 1000 + i);
     fprintf(f, "struct l%u_h%03u { int a; long b; };\n", level + 1, i);
-    fprintf(f, "static inline int l%u_h%03u_fn(int x)\n{\n    int r = x * %u;\n",
+    fprintf(f,
+            "static inline int l%u_h%03u_fn(int x)\n{\n    int r = x * %u;\n",
             level + 1, i, i + 3);
     for (unsigned k = 0; k < h->n_inc; k++)
         fprintf(f, "    r += l%u_h%03u_fn(r);\n", level + 2, h->inc[k]);
@@ -151,8 +152,8 @@ static void reach(const opts *o, header **hs, unsigned char **seen,
         reach(o, hs, seen, level + 1, hs[level][i].inc[k]);
 }
 
-static void write_source(const opts *o, header **hs, uint64_t *rng,
-                         unsigned i, FILE *deps)
+static void write_source(const opts *o, header **hs, uint64_t *rng, unsigned i,
+                         FILE *deps)
 {
     char rel[256];
     source_path(o, rel, sizeof rel, i);
@@ -234,10 +235,8 @@ static unsigned arg_uint(const char *flag, const char *v)
     char *end = NULL;
     errno = 0;
     unsigned long n = v != NULL ? strtoul(v, &end, 10) : 0;
-    if (v == NULL || *v == '\0' || *end != '\0' || errno != 0 ||
-        n > 1000000) {
-        fprintf(stderr, "vsched-gen: %s needs a number up to 1000000\n",
-                flag);
+    if (v == NULL || *v == '\0' || *end != '\0' || errno != 0 || n > 1000000) {
+        fprintf(stderr, "vsched-gen: %s needs a number up to 1000000\n", flag);
         exit(2);
     }
     return (unsigned)n;

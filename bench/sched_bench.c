@@ -124,8 +124,7 @@ static vsched_request *make_requests(size_t n, char **names)
 }
 
 /* 0 when every result is OK with the expected blockers. */
-static int check_results(const synth *sy, const vsched_result **res,
-                         size_t n)
+static int check_results(const synth *sy, const vsched_result **res, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const vsched_result *r = res[i];
@@ -137,9 +136,10 @@ static int check_results(const synth *sy, const vsched_result **res,
             return -1;
         }
         if (r->n_blockers != synth_blockers_of(sy, i)) {
-            fprintf(stderr, "vsched-sched-bench: f%zu: %zu blockers, "
-                    "expected %zu\n", i, r->n_blockers,
-                    synth_blockers_of(sy, i));
+            fprintf(stderr,
+                    "vsched-sched-bench: f%zu: %zu blockers, "
+                    "expected %zu\n",
+                    i, r->n_blockers, synth_blockers_of(sy, i));
             return -1;
         }
     }
@@ -152,7 +152,8 @@ static int check_stats(vsched *s, size_t n)
     vsched_get_stats(s, &st);
     for (int k = 0; k < 3; k++)
         if (st.stage_runs[k] != n || st.stage_failures[k] != 0) {
-            fprintf(stderr, "vsched-sched-bench: %s ran %llu times "
+            fprintf(stderr,
+                    "vsched-sched-bench: %s ran %llu times "
                     "(%llu failed), expected %zu\n",
                     vsched_stage_name((vsched_stage)k),
                     (unsigned long long)st.stage_runs[k],

@@ -60,7 +60,8 @@ int synth_parse_strides(synth *sy, const char *list)
         char *end = NULL;
         unsigned long v = strtoul(p, &end, 10);
         if (end == p || v == 0 || v > 1000000000ul ||
-            sy->n_strides == SYNTH_MAX_STRIDES || (*end != ',' && *end != '\0'))
+            sy->n_strides == SYNTH_MAX_STRIDES ||
+            (*end != ',' && *end != '\0'))
             return -1;
         sy->strides[sy->n_strides++] = (unsigned)v;
         p = *end == ',' ? end + 1 : end;
@@ -184,8 +185,8 @@ static int synth_exists(void *inst, const vsched_ctx *ctx, const char *name)
     return synth_index(inst, name) >= 0;
 }
 
-static int synth_classify(void *inst, const vsched_ctx *ctx,
-                          const char *name, char *kind, size_t cap)
+static int synth_classify(void *inst, const vsched_ctx *ctx, const char *name,
+                          char *kind, size_t cap)
 {
     if (cap < 2)
         return VSCHED_EINVAL;
@@ -193,8 +194,8 @@ static int synth_classify(void *inst, const vsched_ctx *ctx,
     return VSCHED_OK;
 }
 
-static int synth_realpath(void *inst, const vsched_ctx *ctx,
-                          const char *name, char **canonical)
+static int synth_realpath(void *inst, const vsched_ctx *ctx, const char *name,
+                          char **canonical)
 {
     if (synth_index(inst, name) < 0)
         return VSCHED_ENOENT;
@@ -290,9 +291,9 @@ static int synth_artifact(void *inst, const vsched_ctx *ctx,
     for (size_t j = 0; sy->runs != NULL && j < sy->n_strides; j++) {
         size_t s = sy->strides[j];
         if (s <= (size_t)i &&
-            atomic_load_explicit(&sy->runs[((size_t)i - s) * 3 +
-                                           SYNTH_ANALYSIS],
-                                 memory_order_relaxed) == 0)
+            atomic_load_explicit(
+                &sy->runs[((size_t)i - s) * 3 + SYNTH_ANALYSIS],
+                memory_order_relaxed) == 0)
             atomic_fetch_add(&sy->order_violations, 1);
     }
     out->artifact_hash = in->analysis_hash ^ 0xa5a5a5a5u;

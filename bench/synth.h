@@ -30,10 +30,10 @@
 #define SYNTH_MAX_STRIDES 8
 
 typedef struct synth {
-    size_t n;                          /* files f0 .. f{n-1} */
+    size_t n; /* files f0 .. f{n-1} */
     unsigned strides[SYNTH_MAX_STRIDES];
     size_t n_strides;
-    uint64_t cost_ns;                  /* CPU spun per stage; 0: none */
+    uint64_t cost_ns; /* CPU spun per stage; 0: none */
     /* Per-file run counters of Source, Analysis, Artifact (3 * n bytes),
      * or NULL for no counting. */
     _Atomic unsigned char *runs;
@@ -41,7 +41,11 @@ typedef struct synth {
 } synth;
 
 /* Stage indices into the counters. */
-enum { SYNTH_SOURCE = 0, SYNTH_ANALYSIS = 1, SYNTH_ARTIFACT = 2 };
+enum {
+    SYNTH_SOURCE = 0,
+    SYNTH_ANALYSIS = 1,
+    SYNTH_ARTIFACT = 2
+};
 
 extern const vsched_loader_ops synth_loader_ops;
 extern const vsched_executor_ops synth_executor_ops;

@@ -147,8 +147,8 @@ int main(int argc, char **argv)
     put(p, "#define H 1\n");
     for (int i = 0; i < 8; i++) {
         snprintf(p, sizeof p, "%s/tree/src/f%d.c", dir, i);
-        snprintf(q, sizeof q, "#include \"h.h\"\nint f%d(void) { return H; }\n",
-                 i);
+        snprintf(q, sizeof q,
+                 "#include \"h.h\"\nint f%d(void) { return H; }\n", i);
         put(p, q);
     }
     snprintf(p, sizeof p, "%s/cc-wrap", dir);
@@ -210,7 +210,8 @@ int main(int argc, char **argv)
         nanosleep(&gap, NULL);
     }
     printf("vsched-run --watch, settle_ms = %s, one edit of 1 of 8 files "
-           "per build:\n", settle);
+           "per build:\n",
+           settle);
     report("write -> compiler starts", start, edits);
     report("write -> output renamed", output, edits);
     rc = 0;

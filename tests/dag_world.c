@@ -28,7 +28,7 @@ static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 typedef struct gate {
     char name[64];
     int entered, open;
-    int runs;                /* Artifact runs of a hold* source */
+    int runs; /* Artifact runs of a hold* source */
     char inputs[1024];
 } gate;
 static gate gates[128];

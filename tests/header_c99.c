@@ -9,11 +9,21 @@ VSCHED_PLUGIN_DEFINE(header_c99_probe)
 
 int main(void)
 {
-    vsched_plugin p = {VSCHED_PLUGIN_ABI_MAJOR, VSCHED_PLUGIN_ABI_MINOR,
-                       sizeof p, "probe", "0", "", VSCHED_ROLE_EXECUTOR, 0,
-                       0, 0, 0, 0, 0, 0};
-    return header_c99_probe_LTX_vsched_plugin_entry() == 0 &&
-                   p.abi_major == 1
+    vsched_plugin p = {VSCHED_PLUGIN_ABI_MAJOR,
+                       VSCHED_PLUGIN_ABI_MINOR,
+                       sizeof p,
+                       "probe",
+                       "0",
+                       "",
+                       VSCHED_ROLE_EXECUTOR,
+                       0,
+                       0,
+                       0,
+                       0,
+                       0,
+                       0,
+                       0};
+    return header_c99_probe_LTX_vsched_plugin_entry() == 0 && p.abi_major == 1
                ? 0
                : 1;
 }

@@ -70,9 +70,9 @@ static int memfs_realpath(void *inst, const vsched_ctx *ctx, const char *name,
     return VSCHED_OK;
 }
 
-const vsched_loader_ops memfs_loader_ops = {
-    sizeof(vsched_loader_ops), memfs_load, memfs_exists, memfs_classify,
-    memfs_realpath};
+const vsched_loader_ops memfs_loader_ops = {sizeof(vsched_loader_ops),
+                                            memfs_load, memfs_exists,
+                                            memfs_classify, memfs_realpath};
 
 /* ---- scheduler ---------------------------------------------------------- */
 
@@ -87,8 +87,8 @@ static int memfs_create(vsched **s, vsched_pool *cpu, vsched_pool *io,
 vsched *memfs_start(vsched_pool **cpu, vsched_pool **io, unsigned cpu_threads,
                     vsched_options *o)
 {
-    CU_ASSERT_FATAL(vsched_pool_create(cpu, VSCHED_POOL_CPU, cpu_threads,
-                                       0) == 0);
+    CU_ASSERT_FATAL(vsched_pool_create(cpu, VSCHED_POOL_CPU, cpu_threads, 0) ==
+                    0);
     CU_ASSERT_FATAL(vsched_pool_create(io, VSCHED_POOL_IO, 1, 0) == 0);
     vsched *s = NULL;
     CU_ASSERT_FATAL(memfs_create(&s, *cpu, *io, o) == 0);

@@ -38,8 +38,7 @@ typedef struct memfs {
 extern const vsched_loader_ops memfs_loader_ops;
 
 /* A thread-safe loader binding serving *fs. */
-#define MEMFS_BINDING(fs)                                                     \
-    ((vsched_loader_binding){&memfs_loader_ops, (fs), 1})
+#define MEMFS_BINDING(fs) ((vsched_loader_binding){&memfs_loader_ops, (fs), 1})
 
 /* A copy of s in ctx->alloc'ed memory (owned by the host once handed out). */
 char *memfs_strdup(const vsched_ctx *ctx, const char *s);

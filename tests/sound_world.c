@@ -262,8 +262,8 @@ static int syn_exists(void *inst, const vsched_ctx *ctx, const char *name)
     return content_of(name, buf, sizeof buf) != NULL;
 }
 
-static const vsched_loader_ops loader = {
-    sizeof(vsched_loader_ops), syn_load, syn_exists, NULL, NULL};
+static const vsched_loader_ops loader = {sizeof(vsched_loader_ops), syn_load,
+                                         syn_exists, NULL, NULL};
 static vsched_loader_ops loader_ops; /* loader + memfs classify/realpath */
 
 /* ---- executor -------------------------------------------------------------- */
@@ -376,8 +376,8 @@ void sw_start(sw_world *w, const sw_options *o)
     unsigned it = o->io_threads ? o->io_threads : 1;
     CU_ASSERT_FATAL(vsched_pool_create(&w->cpu, VSCHED_POOL_CPU, ct,
                                        o->cpu_capacity) == 0);
-    CU_ASSERT_FATAL(vsched_pool_create(&w->io, VSCHED_POOL_IO, it,
-                                       o->io_capacity) == 0);
+    CU_ASSERT_FATAL(
+        vsched_pool_create(&w->io, VSCHED_POOL_IO, it, o->io_capacity) == 0);
     vsched_options so = {
         .size = sizeof so,
         .cpu_pool = w->cpu,
@@ -406,8 +406,8 @@ void sw_stop(sw_world *w)
 
 vsched_request sw_req(const char *name, vsched_stage stage, int prio)
 {
-    return (vsched_request){.name = name, .stage = stage,
-                            .profile = "release", .priority = prio};
+    return (vsched_request){
+        .name = name, .stage = stage, .profile = "release", .priority = prio};
 }
 
 vsched_handle *sw_submit(vsched *s, const char *name, vsched_stage stage,

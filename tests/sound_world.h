@@ -37,19 +37,19 @@ uint64_t sw_fnv(const char *s);
 uint64_t sw_fold(uint64_t c, const uint64_t *b, size_t n);
 
 typedef struct sw_options {
-    const memfs_file *files;     /* ends with {NULL, NULL} */
-    unsigned cpu_threads;        /* 0: 1 */
-    size_t cpu_capacity;         /* 0: 4 x threads */
-    unsigned io_threads;         /* 0: 1 */
-    size_t io_capacity;          /* 0: 4 x threads */
-    size_t inbox_capacity;       /* 0: library default */
-    size_t ready_capacity;       /* 0: library default */
-    int executor_serial;         /* 1: the executor is not thread-safe */
+    const memfs_file *files; /* ends with {NULL, NULL} */
+    unsigned cpu_threads;    /* 0: 1 */
+    size_t cpu_capacity;     /* 0: 4 x threads */
+    unsigned io_threads;     /* 0: 1 */
+    size_t io_capacity;      /* 0: 4 x threads */
+    size_t inbox_capacity;   /* 0: library default */
+    size_t ready_capacity;   /* 0: library default */
+    int executor_serial;     /* 1: the executor is not thread-safe */
     vsched_observer_fn observer;
     void *observer_user;
     /* Loader: synthetic sources served by a function (NULL: files). */
     const char *(*content_of)(const char *name, char *buf, size_t cap);
-    int cycles_fail;             /* options.blocker_cycles_fail */
+    int cycles_fail; /* options.blocker_cycles_fail */
     vsched_task_observer_fn task_observer;
     void *task_observer_user;
 } sw_options;

@@ -84,8 +84,8 @@ static vr_config *config(const char *text, const char *dir)
 
 /* Open by name; expects failure with exactly status `want` and message
  * `msg` (not compared when NULL). */
-static void expect_open_error(const char *name, const vr_config *cfg,
-                              int want, const char *msg)
+static void expect_open_error(const char *name, const vr_config *cfg, int want,
+                              const char *msg)
 {
     vr_plugin *p = NULL;
     char *err = NULL;
@@ -176,11 +176,13 @@ static void missing_entry_symbol_says_not_a_plugin(void)
     char *path = in_dir(plugdir(), "no_entry");
     char *so = in_dir(plugdir(), ".libs/no_entry.so");
     char *want = NULL;
-    if (asprintf(&want, "%s is not a vsched plugin: no symbol "
-                        "no_entry_LTX_vsched_plugin_entry or "
-                        "vsched_plugin_entry (a module renamed after it "
-                        "was built keeps its old name's symbol: rebuild it "
-                        "with VSCHED_PLUGIN_DEFINE(no_entry))", so) < 0)
+    if (asprintf(&want,
+                 "%s is not a vsched plugin: no symbol "
+                 "no_entry_LTX_vsched_plugin_entry or "
+                 "vsched_plugin_entry (a module renamed after it "
+                 "was built keeps its old name's symbol: rebuild it "
+                 "with VSCHED_PLUGIN_DEFINE(no_entry))",
+                 so) < 0)
         abort();
     expect_open_error(path, NULL, VSCHED_EABI, want);
     free(want);
@@ -222,14 +224,15 @@ static void empty_name_is_invalid(void)
 static void not_found_lists_every_searched_dir(void)
 {
     setenv("VSCHED_PLUGIN_PATH", "/nonexistent/e1::/nonexistent/e2", 1);
-    vr_config *cfg = config("[vsched]\nplugin_path = p1 p2:../p3\n",
-                            "/nonexistent/conf");
-    expect_open_error("nosuch", cfg, VSCHED_ENOENT,
-                      "plugin 'nosuch' not found (searched: built-in, "
-                      "/nonexistent/conf/p1, /nonexistent/conf/p2, "
-                      "/nonexistent/p3, /nonexistent/e1, /nonexistent/e2, "
-                      VSCHED_PLUGINSDIR "); set [vsched] plugin_path or "
-                      "VSCHED_PLUGIN_PATH");
+    vr_config *cfg =
+        config("[vsched]\nplugin_path = p1 p2:../p3\n", "/nonexistent/conf");
+    expect_open_error(
+        "nosuch", cfg, VSCHED_ENOENT,
+        "plugin 'nosuch' not found (searched: built-in, "
+        "/nonexistent/conf/p1, /nonexistent/conf/p2, "
+        "/nonexistent/p3, /nonexistent/e1, /nonexistent/e2, " VSCHED_PLUGINSDIR
+        "); set [vsched] plugin_path or "
+        "VSCHED_PLUGIN_PATH");
     vr_config_free(cfg);
     unsetenv("VSCHED_PLUGIN_PATH");
 }
@@ -237,10 +240,11 @@ static void not_found_lists_every_searched_dir(void)
 static void not_found_without_config_lists_env_and_installed_dir(void)
 {
     unsetenv("VSCHED_PLUGIN_PATH");
-    expect_open_error("nosuch", NULL, VSCHED_ENOENT,
-                      "plugin 'nosuch' not found (searched: built-in, "
-                      VSCHED_PLUGINSDIR "); set [vsched] plugin_path or "
-                      "VSCHED_PLUGIN_PATH");
+    expect_open_error(
+        "nosuch", NULL, VSCHED_ENOENT,
+        "plugin 'nosuch' not found (searched: built-in, " VSCHED_PLUGINSDIR
+        "); set [vsched] plugin_path or "
+        "VSCHED_PLUGIN_PATH");
 }
 
 static void env_plugin_path_is_searched(void)
@@ -332,7 +336,7 @@ static void path_with_slash_not_found_names_the_files_tried(void)
 static void builtins_open_by_name_without_search_path(void)
 {
     unsetenv("VSCHED_PLUGIN_PATH");
-    static const char *const names[] = { "fs", "cc", "null" };
+    static const char *const names[] = {"fs", "cc", "null"};
     for (size_t i = 0; i < 3; i++) {
         vr_plugin *p = open_ok(names[i], NULL);
         CU_ASSERT_PTR_NOT_NULL(p);
@@ -369,8 +373,8 @@ static void role_not_provided_is_refused(void)
  * *err_out (may be NULL) receives the message, *marker_out the marker
  * file's contents or NULL when create() never ran. */
 static int instantiate_good(unsigned role, const char *section,
-                            const char *ini, char **err_out,
-                            char **marker_out, char **dir_out)
+                            const char *ini, char **err_out, char **marker_out,
+                            char **dir_out)
 {
     char *tmp = make_tmpdir();
     vr_config *cfg = config(ini, tmp);
@@ -541,10 +545,12 @@ static void destroying_twice_is_harmless(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     void *a = NULL, *b = NULL;
     char *err = NULL;
-    CU_ASSERT_EQUAL(vr_plugin_instantiate(p, VSCHED_ROLE_LOADER, cfg,
-                                          "loader", &a, &err), 0);
-    CU_ASSERT_EQUAL(vr_plugin_instantiate(p, VSCHED_ROLE_LOADER, cfg,
-                                          "loader", &b, &err), 0);
+    CU_ASSERT_EQUAL(
+        vr_plugin_instantiate(p, VSCHED_ROLE_LOADER, cfg, "loader", &a, &err),
+        0);
+    CU_ASSERT_EQUAL(
+        vr_plugin_instantiate(p, VSCHED_ROLE_LOADER, cfg, "loader", &b, &err),
+        0);
     CU_ASSERT_PTR_NULL(err);
     CU_ASSERT_PTR_NOT_NULL(a);
     CU_ASSERT(a != b);
@@ -617,9 +623,11 @@ static void list_shows_builtins_and_search_path_plugins(void)
     fclose(f);
     char *so = in_dir(plugdir(), ".libs/good_old_minor.so");
     char *line = NULL;
-    if (asprintf(&line, "good_old_minor 1.2.3      loader, executor  %s  "
-                        "test: a valid plugin with an ABI 1.0-sized "
-                        "descriptor\n", so) < 0)
+    if (asprintf(&line,
+                 "good_old_minor 1.2.3      loader, executor  %s  "
+                 "test: a valid plugin with an ABI 1.0-sized "
+                 "descriptor\n",
+                 so) < 0)
         abort();
     CU_ASSERT(contains(buf, line));
     CU_ASSERT(contains(buf, "unusable: plugin 'bad_major' was built for "
@@ -670,8 +678,8 @@ static void concurrent_opens_are_serialised(void)
     char *path = in_dir(plugdir(), "good_old_minor");
     pthread_t t[8];
     for (int i = 0; i < 8; i++)
-        CU_ASSERT_EQUAL_FATAL(pthread_create(&t[i], NULL, open_close_many,
-                                             path), 0);
+        CU_ASSERT_EQUAL_FATAL(
+            pthread_create(&t[i], NULL, open_close_many, path), 0);
     for (int i = 0; i < 8; i++) {
         void *res = (void *)1;
         pthread_join(t[i], &res);
@@ -697,58 +705,56 @@ static void open_after_host_exit_is_refused(void)
 /* ---- main --------------------------------------------------------------- */
 
 static const vr_cu_test tests[] = {
-    { "major_mismatch_names_both_versions",
-      major_mismatch_names_both_versions },
-    { "newer_minor_names_both_versions_and_says_upgrade",
-      newer_minor_names_both_versions_and_says_upgrade },
-    { "missing_entry_symbol_says_not_a_plugin",
-      missing_entry_symbol_says_not_a_plugin },
-    { "missing_required_op_names_role_and_operation",
-      missing_required_op_names_role_and_operation },
-    { "older_minor_sized_descriptor_is_accepted",
-      older_minor_sized_descriptor_is_accepted },
-    { "empty_name_is_invalid", empty_name_is_invalid },
-    { "not_found_lists_every_searched_dir",
-      not_found_lists_every_searched_dir },
-    { "not_found_without_config_lists_env_and_installed_dir",
-      not_found_without_config_lists_env_and_installed_dir },
-    { "env_plugin_path_is_searched", env_plugin_path_is_searched },
-    { "config_plugin_path_is_relative_to_ini_dir",
-      config_plugin_path_is_relative_to_ini_dir },
-    { "found_but_unloadable_stops_search_with_reason",
-      found_but_unloadable_stops_search_with_reason },
-    { "path_with_slash_is_opened_as_is", path_with_slash_is_opened_as_is },
-    { "path_with_slash_not_found_names_the_files_tried",
-      path_with_slash_not_found_names_the_files_tried },
-    { "builtins_open_by_name_without_search_path",
-      builtins_open_by_name_without_search_path },
-    { "role_not_provided_is_refused", role_not_provided_is_refused },
-    { "schema_error_is_reported_before_create",
-      schema_error_is_reported_before_create },
-    { "missing_required_key_is_reported_before_create",
-      missing_required_key_is_reported_before_create },
-    { "unknown_key_is_reported_before_create",
-      unknown_key_is_reported_before_create },
-    { "profile_section_accepts_only_per_profile_keys",
-      profile_section_accepts_only_per_profile_keys },
-    { "profile_sections_are_not_checked_for_a_loader",
-      profile_sections_are_not_checked_for_a_loader },
-    { "create_failure_carries_plugin_message",
-      create_failure_carries_plugin_message },
-    { "config_get_returns_defaults_and_absolute_paths",
-      config_get_returns_defaults_and_absolute_paths },
-    { "destroying_twice_is_harmless", destroying_twice_is_harmless },
-    { "describe_prints_every_key_with_type_default_range_flags",
-      describe_prints_every_key_with_type_default_range_flags },
-    { "describe_of_a_missing_plugin_fails_with_not_found",
-      describe_of_a_missing_plugin_fails_with_not_found },
-    { "list_shows_builtins_and_search_path_plugins",
-      list_shows_builtins_and_search_path_plugins },
-    { "host_ctx_uses_malloc_and_is_never_cancelled",
-      host_ctx_uses_malloc_and_is_never_cancelled },
-    { "concurrent_opens_are_serialised", concurrent_opens_are_serialised },
-    { "open_after_host_exit_is_refused", open_after_host_exit_is_refused },
-    { NULL, NULL },
+    {"major_mismatch_names_both_versions", major_mismatch_names_both_versions},
+    {"newer_minor_names_both_versions_and_says_upgrade",
+     newer_minor_names_both_versions_and_says_upgrade},
+    {"missing_entry_symbol_says_not_a_plugin",
+     missing_entry_symbol_says_not_a_plugin},
+    {"missing_required_op_names_role_and_operation",
+     missing_required_op_names_role_and_operation},
+    {"older_minor_sized_descriptor_is_accepted",
+     older_minor_sized_descriptor_is_accepted},
+    {"empty_name_is_invalid", empty_name_is_invalid},
+    {"not_found_lists_every_searched_dir", not_found_lists_every_searched_dir},
+    {"not_found_without_config_lists_env_and_installed_dir",
+     not_found_without_config_lists_env_and_installed_dir},
+    {"env_plugin_path_is_searched", env_plugin_path_is_searched},
+    {"config_plugin_path_is_relative_to_ini_dir",
+     config_plugin_path_is_relative_to_ini_dir},
+    {"found_but_unloadable_stops_search_with_reason",
+     found_but_unloadable_stops_search_with_reason},
+    {"path_with_slash_is_opened_as_is", path_with_slash_is_opened_as_is},
+    {"path_with_slash_not_found_names_the_files_tried",
+     path_with_slash_not_found_names_the_files_tried},
+    {"builtins_open_by_name_without_search_path",
+     builtins_open_by_name_without_search_path},
+    {"role_not_provided_is_refused", role_not_provided_is_refused},
+    {"schema_error_is_reported_before_create",
+     schema_error_is_reported_before_create},
+    {"missing_required_key_is_reported_before_create",
+     missing_required_key_is_reported_before_create},
+    {"unknown_key_is_reported_before_create",
+     unknown_key_is_reported_before_create},
+    {"profile_section_accepts_only_per_profile_keys",
+     profile_section_accepts_only_per_profile_keys},
+    {"profile_sections_are_not_checked_for_a_loader",
+     profile_sections_are_not_checked_for_a_loader},
+    {"create_failure_carries_plugin_message",
+     create_failure_carries_plugin_message},
+    {"config_get_returns_defaults_and_absolute_paths",
+     config_get_returns_defaults_and_absolute_paths},
+    {"destroying_twice_is_harmless", destroying_twice_is_harmless},
+    {"describe_prints_every_key_with_type_default_range_flags",
+     describe_prints_every_key_with_type_default_range_flags},
+    {"describe_of_a_missing_plugin_fails_with_not_found",
+     describe_of_a_missing_plugin_fails_with_not_found},
+    {"list_shows_builtins_and_search_path_plugins",
+     list_shows_builtins_and_search_path_plugins},
+    {"host_ctx_uses_malloc_and_is_never_cancelled",
+     host_ctx_uses_malloc_and_is_never_cancelled},
+    {"concurrent_opens_are_serialised", concurrent_opens_are_serialised},
+    {"open_after_host_exit_is_refused", open_after_host_exit_is_refused},
+    {NULL, NULL},
 };
 
 int main(void)

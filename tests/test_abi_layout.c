@@ -26,10 +26,10 @@
 #include <vsched/plugin.h>
 #include <vsched/vsched.h>
 
-#include <vsched/abi/plugin-1.0.h>
 #include "config/config.h"
 #include "config/plugin_host.h"
 #include "cu.h"
+#include <vsched/abi/plugin-1.0.h>
 
 /* ---- compile-time layout checks ------------------------------------------ */
 
@@ -46,8 +46,7 @@
 #define MAY_GROW(cur, old)                                                    \
     _Static_assert(sizeof(cur) >= sizeof(old),                                \
                    #cur " shrank below its ABI 1.0 size");                    \
-    _Static_assert(sizeof(cur) == sizeof(old) ||                              \
-                       VSCHED_PLUGIN_ABI_MINOR > 0,                           \
+    _Static_assert(sizeof(cur) == sizeof(old) || VSCHED_PLUGIN_ABI_MINOR > 0, \
                    #cur " grew without a VSCHED_PLUGIN_ABI_MINOR bump")
 
 _Static_assert(VSCHED_PLUGIN_ABI_MAJOR == V1_0_ABI_MAJOR,
@@ -258,23 +257,23 @@ static void v1_0_plugin_runs_every_operation_under_the_current_host(void)
     const vsched_ctx *ctx = vr_plugin_host_ctx();
     static const char text[] = "blocker b.txt\nhello\n";
     vsched_source_out so = {0};
-    CU_ASSERT_EQUAL(x->source(inst, ctx, "a.txt", "other", text,
-                              sizeof text - 1, &so),
-                    0);
+    CU_ASSERT_EQUAL(
+        x->source(inst, ctx, "a.txt", "other", text, sizeof text - 1, &so), 0);
     CU_ASSERT_PTR_NOT_NULL(so.snapshot);
     CU_ASSERT_NOT_EQUAL(so.content_hash, 0);
 
     vsched_deps_out deps = {0};
-    CU_ASSERT_EQUAL_FATAL(x->extract_deps(inst, ctx, "a.txt", so.snapshot,
-                                          &deps),
-                          0);
+    CU_ASSERT_EQUAL_FATAL(
+        x->extract_deps(inst, ctx, "a.txt", so.snapshot, &deps), 0);
     CU_ASSERT_EQUAL_FATAL(deps.n_deps, 1);
     CU_ASSERT_EQUAL_FATAL(deps.n_blockers, 1);
     CU_ASSERT_STRING_EQUAL(deps.deps[0], "b.txt");
     CU_ASSERT_STRING_EQUAL(deps.blockers[0], "b.txt");
 
     uint64_t bh = 42, h1 = 0, h2 = 0, h3 = 0;
-    vsched_analysis_in ai = {"a.txt", so.snapshot, so.content_hash, &bh, 1, sizeof(vsched_analysis_in), NULL};
+    vsched_analysis_in ai = {"a.txt", so.snapshot, so.content_hash,
+                             &bh,     1,           sizeof(vsched_analysis_in),
+                             NULL};
     CU_ASSERT_EQUAL(x->analysis(inst, ctx, &ai, &h1), 0);
     CU_ASSERT_EQUAL(x->analysis(inst, ctx, &ai, &h2), 0);
     bh = 43;
@@ -282,7 +281,9 @@ static void v1_0_plugin_runs_every_operation_under_the_current_host(void)
     CU_ASSERT_EQUAL(h1, h2);     /* pure */
     CU_ASSERT_NOT_EQUAL(h1, h3); /* covers the blocker */
 
-    vsched_artifact_in in = {"a.txt", "release", so.snapshot, h1, sizeof(vsched_artifact_in), NULL, 0};
+    vsched_artifact_in in = {
+        "a.txt", "release", so.snapshot, h1, sizeof(vsched_artifact_in),
+        NULL,    0};
     vsched_artifact_out out = {0};
     CU_ASSERT_EQUAL_FATAL(x->artifact(inst, ctx, &in, &out), 0);
     char *want = NULL;

@@ -334,8 +334,7 @@ static void do_dag(worker *w)
         }
         n[i].token = tok;
         if (next(&w->rng) % 5 == 0) {
-            snprintf(key[i], sizeof key[i], "k%d",
-                     (int)(next(&w->rng) % 4));
+            snprintf(key[i], sizeof key[i], "k%d", (int)(next(&w->rng) % 4));
             n[i].dedupe_key = key[i];
         }
     }
@@ -602,8 +601,11 @@ static void churn(const char *label, sw_options *o, int which)
     worker *ws = calloc(nth, sizeof *ws);
     uint64_t deadline = sw_now_ns() + ms * 1000000u;
     for (unsigned long i = 0; i < nth; i++) {
-        ws[i] = (worker){.s = sw.s, .cpu = sw.cpu, .sem = sem,
-                         .rng = rng + i * 7919 + 1, .deadline_ns = deadline};
+        ws[i] = (worker){.s = sw.s,
+                         .cpu = sw.cpu,
+                         .sem = sem,
+                         .rng = rng + i * 7919 + 1,
+                         .deadline_ns = deadline};
         pthread_create(&th[i], NULL, run_worker, &ws[i]);
     }
     for (unsigned long i = 0; i < nth; i++)
@@ -674,9 +676,8 @@ static void churn(const char *label, sw_options *o, int which)
     CU_ASSERT_EQUAL(st.files, 0);
     CU_ASSERT_EQUAL(st.waiters, 0);
     CU_ASSERT_EQUAL(st.edges, 0);
-    for (int i = 0; i < 5000 && (st.retired_pending != 0 ||
-                                 st.graph_nodes != 0);
-         i++) {
+    for (int i = 0;
+         i < 5000 && (st.retired_pending != 0 || st.graph_nodes != 0); i++) {
         sw_sleep_ms(1);
         vsched_get_stats(sw.s, &st);
     }
@@ -692,8 +693,11 @@ static void churn(const char *label, sw_options *o, int which)
 
 static void churn_with_a_one_slot_inbox_and_transport(void)
 {
-    sw_options o = {.cpu_threads = 2, .io_threads = 1, .io_capacity = 1,
-                    .inbox_capacity = 1, .ready_capacity = 4};
+    sw_options o = {.cpu_threads = 2,
+                    .io_threads = 1,
+                    .io_capacity = 1,
+                    .inbox_capacity = 1,
+                    .ready_capacity = 4};
     churn("inbox 1, I/O transport 1, ready capacity 4", &o, 0);
 }
 
@@ -705,8 +709,7 @@ static void churn_with_wide_pools(void)
 
 static void churn_with_a_serial_executor_and_one_worker(void)
 {
-    sw_options o = {.cpu_threads = 1, .io_threads = 1,
-                    .executor_serial = 1};
+    sw_options o = {.cpu_threads = 1, .io_threads = 1, .executor_serial = 1};
     churn("serial executor, 1 CPU", &o, 0);
 }
 

@@ -72,8 +72,10 @@ static void first_line_is_the_first_error_line(void)
          "a.c: In function 'f':\na.c:2:5: error: 'y' undeclared\n"
          "a.c:2:5: note: each undeclared identifier\n"},
     };
-    vsched_result r = {.status = VSCHED_ETOOL, .name = "a.c",
-                       .message = "external tool failed", .diags = d,
+    vsched_result r = {.status = VSCHED_ETOOL,
+                       .name = "a.c",
+                       .message = "external tool failed",
+                       .diags = d,
                        .n_diags = 2};
     char *l = vr_summary_first_line(&r);
     CU_ASSERT_STRING_EQUAL(l, "a.c:2:5: error: 'y' undeclared");
@@ -107,8 +109,11 @@ static void summary_counts_and_names_what_was_not_built(void)
         snprintf(n, sizeof n, "n%d.c", i);
         vr_summary_not_built(s, n);
     }
-    vr_summary_counts c = {.built = 2, .failed = 1, .cancelled = 6,
-                           .warnings = 1, .seconds = 0.5};
+    vr_summary_counts c = {.built = 2,
+                           .failed = 1,
+                           .cancelled = 6,
+                           .warnings = 1,
+                           .seconds = 0.5};
     vr_summary_print(s, f, 0, VR_SUMMARY_INTERRUPTED, 1, &c);
     fclose(f);
     CU_ASSERT_STRING_EQUAL(
@@ -129,9 +134,12 @@ static void trace_file_holds_the_tasks_named_lanes_and_escaped_names(void)
     CU_ASSERT_TRUE_FATAL(fd >= 0);
     close(fd);
     vr_trace *t = vr_trace_new(1000);
-    vsched_task_event ev = {.name = "a\"b\n.c", .step = "parse",
-                            .pool = VSCHED_POOL_CPU, .worker = 1,
-                            .started_ns = 3000, .finished_ns = 5500};
+    vsched_task_event ev = {.name = "a\"b\n.c",
+                            .step = "parse",
+                            .pool = VSCHED_POOL_CPU,
+                            .worker = 1,
+                            .started_ns = 3000,
+                            .finished_ns = 5500};
     vr_trace_task(t, &ev);
     char *msg = NULL;
     CU_ASSERT_EQUAL(vr_trace_write(t, path, NULL, NULL, &msg), 0);
@@ -144,15 +152,16 @@ static void trace_file_holds_the_tasks_named_lanes_and_escaped_names(void)
     fclose(f);
     unlink(path);
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"traceEvents\":["));
-    CU_ASSERT_PTR_NOT_NULL(strstr(
-        buf, "{\"name\":\"a\\\"b\\n.c\",\"cat\":\"parse\",\"ph\":\"X\","
-             "\"ts\":2.000,\"dur\":2.500,\"pid\":1,\"tid\":1,"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"thread_name\",\"ph\":\"M\",\"pid\":1,"
-                                       "\"tid\":1,\"args\":{\"name\":\"cpu 1\"}"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(buf, "{\"name\":\"a\\\"b\\n.c\",\"cat\":\"parse\",\"ph\":\"X\","
+                    "\"ts\":2.000,\"dur\":2.500,\"pid\":1,\"tid\":1,"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf,
+                                  "\"thread_name\",\"ph\":\"M\",\"pid\":1,"
+                                  "\"tid\":1,\"args\":{\"name\":\"cpu 1\"}"));
     vr_trace *t2 = vr_trace_new(0);
-    CU_ASSERT_EQUAL(vr_trace_write(t2, "/no/such/dir/t.json", NULL, NULL,
-                                   &msg),
-                    VSCHED_EIO);
+    CU_ASSERT_EQUAL(
+        vr_trace_write(t2, "/no/such/dir/t.json", NULL, NULL, &msg),
+        VSCHED_EIO);
     CU_ASSERT_PTR_NOT_NULL(msg);
     CU_ASSERT_PTR_NOT_NULL(msg != NULL ? strstr(msg, "/no/such/dir") : NULL);
     free(msg);

@@ -81,28 +81,41 @@ static void t_diag(const vsched_ctx *c, vsched_severity sev, const char *file,
     static const char *const names[] = {"note", "warning", "error"};
     t->n_err += sev == VSCHED_SEV_ERROR;
     t->n_warn += sev == VSCHED_SEV_WARNING;
-    int n = snprintf(t->diag + t->dlen, sizeof t->diag - t->dlen,
-                     "%s:%u: %s: %s\n", file ? file : "-", line, names[sev],
-                     msg);
+    int n =
+        snprintf(t->diag + t->dlen, sizeof t->diag - t->dlen,
+                 "%s:%u: %s: %s\n", file ? file : "-", line, names[sev], msg);
     if (n > 0)
         t->dlen += (size_t)n < sizeof t->diag - t->dlen
                        ? (size_t)n
                        : sizeof t->diag - t->dlen - 1;
 }
 
-static void *t_alloc(const vsched_ctx *c, size_t n) { return malloc(n); }
+static void *t_alloc(const vsched_ctx *c, size_t n)
+{
+    return malloc(n);
+}
 static void *t_realloc(const vsched_ctx *c, void *p, size_t n)
 {
     return realloc(p, n);
 }
-static void t_free(const vsched_ctx *c, void *p) { free(p); }
+static void t_free(const vsched_ctx *c, void *p)
+{
+    free(p);
+}
 
 /* A fresh context: no diagnostics, not cancelled. */
 static const vsched_ctx *ctx(void)
 {
     memset(&T, 0, sizeof T);
-    T.ctx = (vsched_ctx){sizeof(vsched_ctx), t_is_cancelled, t_diag, t_alloc,
-                         t_realloc, t_free, &T, NULL, NULL};
+    T.ctx = (vsched_ctx){sizeof(vsched_ctx),
+                         t_is_cancelled,
+                         t_diag,
+                         t_alloc,
+                         t_realloc,
+                         t_free,
+                         &T,
+                         NULL,
+                         NULL};
     return &T.ctx;
 }
 
@@ -150,7 +163,10 @@ static int make(const char *root, const tkv *more, void **inst, char **errmsg)
     memset(t, 0, sizeof *t);
     t->cfg = (vsched_config){
         .size = offsetof(vsched_config, host_abi_major), /* a 1.0 host */
-        .section = "executor", .get = t_get, .config_dir = root, .host = t};
+        .section = "executor",
+        .get = t_get,
+        .config_dir = root,
+        .host = t};
     size_t n = 0;
     t->kv[n++] = (tkv){"loader", "root", root};
     t->kv[n++] = (tkv){"executor", "out_dir", out[(n_cfgs - 1) % 8]};
@@ -315,9 +331,9 @@ static char *deps_of(void *inst, const char *root, const char *name,
     }
     EXPECT_INT(so.content_hash, XXH3_64bits(text, strlen(text)));
     free(text);
-    EXPECT_INT(CMD->executor->extract_deps(inst, &T.ctx, name, so.snapshot,
-                                           &d),
-               VSCHED_OK);
+    EXPECT_INT(
+        CMD->executor->extract_deps(inst, &T.ctx, name, so.snapshot, &d),
+        VSCHED_OK);
     CMD->executor->snapshot_free(inst, so.snapshot);
     EXPECT_INT(d.n_deps, d.n_blockers);
     char *deps = joined(d.deps, d.n_deps);
@@ -343,7 +359,8 @@ static int build(void *inst, const char *root, const char *name,
         memset(o, 0, sizeof *o);
         return rc;
     }
-    vsched_artifact_in in = {name, profile, so.snapshot, 42, sizeof(vsched_artifact_in), NULL, 0};
+    vsched_artifact_in in = {
+        name, profile, so.snapshot, 42, sizeof(vsched_artifact_in), NULL, 0};
     rc = CMD->executor->artifact(inst, &T.ctx, &in, o);
     CMD->executor->snapshot_free(inst, so.snapshot);
     return rc;
@@ -376,7 +393,8 @@ static void descriptor_declares_abi_role_thread_safety_and_identity(void)
     EXPECT_INT(d->abi_minor, VSCHED_PLUGIN_ABI_MINOR);
     EXPECT_INT(d->size, sizeof(vsched_plugin));
     EXPECT_INT(d->roles, VSCHED_ROLE_EXECUTOR);
-    EXPECT_INT(d->flags & VSCHED_PLUGIN_THREAD_SAFE, VSCHED_PLUGIN_THREAD_SAFE);
+    EXPECT_INT(d->flags & VSCHED_PLUGIN_THREAD_SAFE,
+               VSCHED_PLUGIN_THREAD_SAFE);
     EXPECT_INT(d->executor->size, sizeof(vsched_executor_ops));
     CU_ASSERT_PTR_NOT_NULL(d->executor->identity);
     CU_ASSERT_PTR_NULL(d->executor->job);
@@ -497,16 +515,16 @@ static void depfile_names_are_existing_files_under_the_root(void)
     put(root, "a.txt", "");
     put(root, "dir/b c.txt", "");
     put(top, "outside.txt", "");
-    void *cmd = cmd_make(root, (tkv[]){{"executor", "artifact", "true"},
-                                       {NULL, NULL, NULL}});
+    void *cmd = cmd_make(
+        root, (tkv[]){{"executor", "artifact", "true"}, {NULL, NULL, NULL}});
     char *abs_b = path2(root, "dir/b c.txt"), *out = path2(top, "outside.txt");
-    char *paths[] = {"a.txt",  abs_b,   "./dir/../a.txt", out,
+    char *paths[] = {"a.txt",  abs_b,      "./dir/../a.txt", out,
                      "gone.x", "self.txt", "dir/b c.txt"};
     char **names = NULL;
     size_t n = 0;
-    EXPECT_INT(cmd__depfile_names(cmd, ctx(), "self.txt", paths, 7, &names,
-                                  &n),
-               VSCHED_OK);
+    EXPECT_INT(
+        cmd__depfile_names(cmd, ctx(), "self.txt", paths, 7, &names, &n),
+        VSCHED_OK);
     char *j = joined(names, n);
     EXPECT_STR(j, "a.txt dir/b c.txt");
     free(j);
@@ -696,8 +714,8 @@ static void create_rejects_bad_configuration_naming_the_key(void)
                                    {NULL, NULL, NULL}});
     EXPECT_STR(err, "[executor] scan: runs {tool}, but tool is not set");
     free(err);
-    err = make_error(root, (tkv[]){{"executor", "artifact", ""},
-                                   {NULL, NULL, NULL}});
+    err = make_error(
+        root, (tkv[]){{"executor", "artifact", ""}, {NULL, NULL, NULL}});
     EXPECT_STR(err, "[executor] artifact: the template is empty");
     free(err);
     err = make_error(root, (tkv[]){{"executor", "artifact", "x"},
@@ -706,10 +724,12 @@ static void create_rejects_bad_configuration_naming_the_key(void)
     EXPECT_CONTAINS(err, "[executor] scan: placeholder '{profile}' at "
                          "column 10 has no value here");
     free(err);
-    err = make_error(root, (tkv[]){{"executor", "artifact", "x"},
-                                   {"executor", "dep_regex", "^@include \"x\""},
-                                   {NULL, NULL, NULL}});
-    EXPECT_CONTAINS(err, "[executor] dep_regex: '^@include \"x\"' has no group");
+    err =
+        make_error(root, (tkv[]){{"executor", "artifact", "x"},
+                                 {"executor", "dep_regex", "^@include \"x\""},
+                                 {NULL, NULL, NULL}});
+    EXPECT_CONTAINS(err,
+                    "[executor] dep_regex: '^@include \"x\"' has no group");
     free(err);
     err = make_error(root, (tkv[]){{"executor", "artifact", "x"},
                                    {"executor", "dep_regex", "a(b"},
@@ -745,16 +765,16 @@ static void regex_deps_resolve_beside_the_file_then_include_dirs(void)
 {
     char *top, *root = tree(&top);
     put(root, "doc/main.txt",
-        "@include \"part.txt\"\n"        /* beside it */
-        "@include \"common.txt\"\r\n"    /* in inc/, CRLF line */
-        "@include \"lib.txt\"\n"         /* in lib/ (second dir) */
-        "@include \"sub/deep.txt\"\n"    /* a path beside it */
-        "@include \"missing.txt\"\n"     /* nowhere: dropped */
+        "@include \"part.txt\"\n"          /* beside it */
+        "@include \"common.txt\"\r\n"      /* in inc/, CRLF line */
+        "@include \"lib.txt\"\n"           /* in lib/ (second dir) */
+        "@include \"sub/deep.txt\"\n"      /* a path beside it */
+        "@include \"missing.txt\"\n"       /* nowhere: dropped */
         "@include \"../../outside.txt\"\n" /* outside the root */
-        "@include \"main.txt\"\n"        /* itself */
-        "  @include \"indented.txt\"\n"  /* not at a line start */
+        "@include \"main.txt\"\n"          /* itself */
+        "  @include \"indented.txt\"\n"    /* not at a line start */
         "text @include \"part.txt\"\n"
-        "@include \"part.txt\"\n");      /* a duplicate */
+        "@include \"part.txt\"\n"); /* a duplicate */
     put(root, "doc/part.txt", "");
     put(root, "doc/sub/deep.txt", "");
     put(root, "inc/common.txt", "");
@@ -777,8 +797,8 @@ static void regex_deps_resolve_beside_the_file_then_include_dirs(void)
     free(deps);
     CMD->destroy(cmd);
     /* without a regex there is no dependency */
-    cmd = cmd_make(root, (tkv[]){{"executor", "artifact", "true"},
-                                 {NULL, NULL, NULL}});
+    cmd = cmd_make(
+        root, (tkv[]){{"executor", "artifact", "true"}, {NULL, NULL, NULL}});
     deps = deps_of(cmd, root, "doc/main.txt", NULL);
     EXPECT_STR(deps, "");
     free(deps);
@@ -793,10 +813,10 @@ static void regex_matches_every_occurrence_on_a_line(void)
     put(root, "a.txt", "uses [b.txt] and [c.txt]; [] [d.txt\n[b.txt]\n");
     put(root, "b.txt", "");
     put(root, "c.txt", "");
-    void *cmd = cmd_make(root, (tkv[]){{"executor", "artifact", "true"},
-                                       {"executor", "dep_regex",
-                                        "\\[([^]]*)\\]"},
-                                       {NULL, NULL, NULL}});
+    void *cmd =
+        cmd_make(root, (tkv[]){{"executor", "artifact", "true"},
+                               {"executor", "dep_regex", "\\[([^]]*)\\]"},
+                               {NULL, NULL, NULL}});
     ctx();
     char *deps = deps_of(cmd, root, "a.txt", NULL);
     EXPECT_STR(deps, "b.txt c.txt");
@@ -813,22 +833,26 @@ static void scan_command_reports_deps_through_depfile_or_stdout(void)
     put(root, "b c.txt", "");
     put(root, "d.txt", "");
     /* stdout: a make rule, names relative to the root (the tool's cwd) */
-    void *cmd = cmd_make(root, (tkv[]){
-        {"executor", "artifact", "true"},
-        {"executor", "scan", "printf '%s: b\\\\ c.txt \\\\\\n ./d.txt gone\\n' {name}"},
-        {NULL, NULL, NULL}});
+    void *cmd = cmd_make(
+        root,
+        (tkv[]){{"executor", "artifact", "true"},
+                {"executor", "scan",
+                 "printf '%s: b\\\\ c.txt \\\\\\n ./d.txt gone\\n' {name}"},
+                {NULL, NULL, NULL}});
     ctx();
     char *deps = deps_of(cmd, root, "a.txt", NULL);
     EXPECT_STR(deps, "b c.txt d.txt");
     free(deps);
     CMD->destroy(cmd);
     /* {depfile}: the rule is read from there, and the file removed */
-    cmd = cmd_make(root, (tkv[]){
-        {"executor", "artifact", "true"},
-        {"executor", "scan",
-         "sh -c 'printf \"x: d.txt a.txt\\n\" >\"$1\"; echo chatter' sh "
-         "{depfile}"},
-        {NULL, NULL, NULL}});
+    cmd = cmd_make(
+        root,
+        (tkv[]){
+            {"executor", "artifact", "true"},
+            {"executor", "scan",
+             "sh -c 'printf \"x: d.txt a.txt\\n\" >\"$1\"; echo chatter' sh "
+             "{depfile}"},
+            {NULL, NULL, NULL}});
     ctx();
     deps = deps_of(cmd, root, "a.txt", NULL);
     EXPECT_STR(deps, "d.txt");
@@ -838,10 +862,11 @@ static void scan_command_reports_deps_through_depfile_or_stdout(void)
     free(out);
     CMD->destroy(cmd);
     /* a failing scan fails the Source stage with the tool's message */
-    cmd = cmd_make(root, (tkv[]){
-        {"executor", "artifact", "true"},
-        {"executor", "scan", "sh -c 'echo no deps for $0 >&2; exit 3' {name}"},
-        {NULL, NULL, NULL}});
+    cmd = cmd_make(root,
+                   (tkv[]){{"executor", "artifact", "true"},
+                           {"executor", "scan",
+                            "sh -c 'echo no deps for $0 >&2; exit 3' {name}"},
+                           {NULL, NULL, NULL}});
     ctx();
     int rc = 0;
     CU_ASSERT_PTR_NULL(deps_of(cmd, root, "a.txt", &rc));
@@ -858,7 +883,8 @@ static void scan_command_reports_deps_through_depfile_or_stdout(void)
 static uint64_t analysis(void *cmd, uint64_t content, const uint64_t *b,
                          size_t n)
 {
-    vsched_analysis_in in = {"a.txt", NULL, content, b, n, sizeof(vsched_analysis_in), NULL};
+    vsched_analysis_in in = {
+        "a.txt", NULL, content, b, n, sizeof(vsched_analysis_in), NULL};
     uint64_t h = 0;
     EXPECT_INT(CMD->executor->analysis(cmd, ctx(), &in, &h), VSCHED_OK);
     return h;
@@ -872,17 +898,18 @@ static void analysis_hash_folds_content_blockers_and_templates(void)
     tkv two[] = {{"executor", "artifact", "tool -O {out} {in}"},
                  {NULL, NULL, NULL}};
     tkv three[] = {{"executor", "artifact", "tool -o {out} {in}"},
-                   {"executor", "include_dirs", "x"}, {NULL, NULL, NULL}};
+                   {"executor", "include_dirs", "x"},
+                   {NULL, NULL, NULL}};
     void *a = cmd_make(root, one), *a2 = cmd_make(root, one),
          *b = cmd_make(root, two), *c = cmd_make(root, three);
     uint64_t bl[] = {1, 2}, bl2[] = {1, 3};
     uint64_t h = analysis(a, 7, bl, 2);
-    EXPECT_INT(analysis(a2, 7, bl, 2), h);     /* same config: same hash */
-    CU_ASSERT_NOT_EQUAL(analysis(a, 8, bl, 2), h);  /* content */
+    EXPECT_INT(analysis(a2, 7, bl, 2), h);         /* same config: same hash */
+    CU_ASSERT_NOT_EQUAL(analysis(a, 8, bl, 2), h); /* content */
     CU_ASSERT_NOT_EQUAL(analysis(a, 7, bl2, 2), h); /* a blocker */
     CU_ASSERT_NOT_EQUAL(analysis(a, 7, bl, 1), h);
-    CU_ASSERT_NOT_EQUAL(analysis(b, 7, bl, 2), h);  /* the command */
-    CU_ASSERT_NOT_EQUAL(analysis(c, 7, bl, 2), h);  /* a key it uses */
+    CU_ASSERT_NOT_EQUAL(analysis(b, 7, bl, 2), h); /* the command */
+    CU_ASSERT_NOT_EQUAL(analysis(c, 7, bl, 2), h); /* a key it uses */
     CMD->destroy(a), CMD->destroy(a2), CMD->destroy(b), CMD->destroy(c);
     free(root);
     rm_rf(top);
@@ -896,7 +923,8 @@ static void analysis_hash_folds_content_blockers_and_templates(void)
 static void txt_tree(const char *root)
 {
     put(root, "pages/my page.txt",
-        "Hello @WHO@.\n@include \"part.txt\"\n@include \"common.txt\"\nEnd.\n");
+        "Hello @WHO@.\n@include \"part.txt\"\n@include "
+        "\"common.txt\"\nEnd.\n");
     put(root, "pages/part.txt", "part\n");
     put(root, "inc/common.txt", "common\n@include \"deep $1.txt\"\n");
     put(root, "inc/deep $1.txt", "deep #1\n");
@@ -1000,9 +1028,9 @@ static void artifact_names_with_metacharacters_are_never_a_shell(void)
     char *top, *root = tree(&top);
     const char *name = "x $(touch PWNED) `touch PWNED2`; 'q' \"d\" *.txt";
     put(root, name, "payload\n");
-    void *cmd = cmd_make(root, (tkv[]){{"executor", "artifact",
-                                        "cp {in} {out}"},
-                                       {NULL, NULL, NULL}});
+    void *cmd =
+        cmd_make(root, (tkv[]){{"executor", "artifact", "cp {in} {out}"},
+                               {NULL, NULL, NULL}});
     vsched_artifact_out o;
     ctx();
     EXPECT_INT(build(cmd, root, name, "release", &o), VSCHED_OK);
@@ -1014,10 +1042,10 @@ static void artifact_names_with_metacharacters_are_never_a_shell(void)
     out_free(&o);
     CMD->destroy(cmd);
     /* the shell form quotes them for the shell */
-    cmd = cmd_make(root, (tkv[]){{"executor", "artifact",
-                                  "tr a-z A-Z < {in} > {out}"},
-                                 {"executor", "shell", "true"},
-                                 {NULL, NULL, NULL}});
+    cmd = cmd_make(
+        root, (tkv[]){{"executor", "artifact", "tr a-z A-Z < {in} > {out}"},
+                      {"executor", "shell", "true"},
+                      {NULL, NULL, NULL}});
     EXPECT_INT(build(cmd, root, name, "release", &o), VSCHED_OK);
     text = artifact_text(&o);
     EXPECT_STR(text, "PAYLOAD\n");
@@ -1057,9 +1085,9 @@ static void artifact_tool_failure_is_etool_with_its_stderr(void)
     EXPECT_CONTAINS(T.diag, "'true' succeeded but did not write its output");
     CMD->destroy(cmd);
     /* a tool that cannot be run */
-    cmd = cmd_make(root, (tkv[]){{"executor", "artifact",
-                                  "no-such-tool-xyz {in} {out}"},
-                                 {NULL, NULL, NULL}});
+    cmd = cmd_make(
+        root, (tkv[]){{"executor", "artifact", "no-such-tool-xyz {in} {out}"},
+                      {NULL, NULL, NULL}});
     ctx();
     EXPECT_INT(build(cmd, root, "bad.txt", "release", &o), VSCHED_ETOOL);
     EXPECT_CONTAINS(T.diag, "cannot run 'no-such-tool-xyz': No such file or "
@@ -1133,17 +1161,16 @@ static void artifact_cancellation_kills_the_group_and_removes_output(void)
     char *top, *root = tree(&top), *tool = hung_tool(top);
     char *started = path2(top, "started"), *outdir = path2(top, "out");
     put(root, "slow.txt", "x\n");
-    void *cmd = cmd_make(root, (tkv[]){{"executor", "tool", tool},
-                                       {"executor", "artifact",
-                                        "{tool} {out}"},
-                                       {NULL, NULL, NULL}});
+    void *cmd =
+        cmd_make(root, (tkv[]){{"executor", "tool", tool},
+                               {"executor", "artifact", "{tool} {out}"},
+                               {NULL, NULL, NULL}});
     vsched_artifact_out o;
     pthread_t th;
     ctx();
     pthread_create(&th, NULL, cancel_when_started, started);
     time_t t0 = time(NULL);
-    EXPECT_INT(build(cmd, root, "slow.txt", "release", &o),
-               VSCHED_ECANCELLED);
+    EXPECT_INT(build(cmd, root, "slow.txt", "release", &o), VSCHED_ECANCELLED);
     pthread_join(th, NULL);
     CU_ASSERT_TRUE(time(NULL) - t0 < 20); /* not the 30 s of the sleep */
     pid_t helper = read_pid(top);
@@ -1163,11 +1190,11 @@ static void artifact_timeout_kills_a_hung_tool_and_fails_the_file(void)
     char *top, *root = tree(&top), *tool = hung_tool(top);
     char *outdir = path2(top, "out");
     put(root, "slow.txt", "x\n");
-    void *cmd = cmd_make(root, (tkv[]){{"executor", "tool", tool},
-                                       {"executor", "artifact",
-                                        "{tool} {out}"},
-                                       {"executor", "timeout", "1"},
-                                       {NULL, NULL, NULL}});
+    void *cmd =
+        cmd_make(root, (tkv[]){{"executor", "tool", tool},
+                               {"executor", "artifact", "{tool} {out}"},
+                               {"executor", "timeout", "1"},
+                               {NULL, NULL, NULL}});
     vsched_artifact_out o;
     ctx();
     time_t t0 = time(NULL);
@@ -1274,7 +1301,9 @@ static void *par_build(void *arg)
             free(text);
             continue;
         }
-        vsched_artifact_in in = {name, "release", so.snapshot, 1, sizeof(vsched_artifact_in), NULL, 0};
+        vsched_artifact_in in = {
+            name, "release", so.snapshot, 1, sizeof(vsched_artifact_in),
+            NULL, 0};
         if (CMD->executor->artifact(a->cmd, &T.ctx, &in, &o) != VSCHED_OK)
             a->failures++;
         char *got = o.tmp_path != NULL ? get("", o.tmp_path + 1) : NULL;

@@ -22,8 +22,9 @@
         const char *a_ = (actual), *e_ = (expected);                          \
         int ok_ = (a_ && e_) ? strcmp(a_, e_) == 0 : a_ == e_;                \
         if (!ok_)                                                             \
-            fprintf(stderr, "\n  %s:%d:\n    got      \"%s\"\n"               \
-                            "    expected \"%s\"\n",                          \
+            fprintf(stderr,                                                   \
+                    "\n  %s:%d:\n    got      \"%s\"\n"                       \
+                    "    expected \"%s\"\n",                                  \
                     __FILE__, __LINE__, a_ ? a_ : "(null)",                   \
                     e_ ? e_ : "(null)");                                      \
         CU_ASSERT(ok_);                                                       \
@@ -33,8 +34,8 @@
     do {                                                                      \
         long long a_ = (actual), e_ = (expected);                             \
         if (a_ != e_)                                                         \
-            fprintf(stderr, "\n  %s:%d: got %lld, expected %lld\n",           \
-                    __FILE__, __LINE__, a_, e_);                              \
+            fprintf(stderr, "\n  %s:%d: got %lld, expected %lld\n", __FILE__, \
+                    __LINE__, a_, e_);                                        \
         CU_ASSERT(a_ == e_);                                                  \
     } while (0)
 
@@ -85,18 +86,17 @@ static char *pair_of_length(size_t n)
 
 /* An executor-like plugin schema. */
 static const vsched_key exec_schema[] = {
-    { "compiler", VSCHED_KEY_STRING, "cc", "C compiler", 0, 0, 0 },
-    { "cflags", VSCHED_KEY_LIST, "-O2", "flags", 0, 0,
-      VSCHED_KEY_PER_PROFILE },
-    { "out_dir", VSCHED_KEY_PATH, NULL, "output dir", 0, 0,
-      VSCHED_KEY_REQUIRED },
-    { "jobs", VSCHED_KEY_INT, "1", "parallel jobs", 1, 64, 0 },
-    { "verbose", VSCHED_KEY_BOOL, "false", "chatty", 0, 0,
-      VSCHED_KEY_PER_PROFILE },
-    { "offset", VSCHED_KEY_INT, "0", "no range", 0, 0, 0 },
+    {"compiler", VSCHED_KEY_STRING, "cc", "C compiler", 0, 0, 0},
+    {"cflags", VSCHED_KEY_LIST, "-O2", "flags", 0, 0, VSCHED_KEY_PER_PROFILE},
+    {"out_dir", VSCHED_KEY_PATH, NULL, "output dir", 0, 0,
+     VSCHED_KEY_REQUIRED},
+    {"jobs", VSCHED_KEY_INT, "1", "parallel jobs", 1, 64, 0},
+    {"verbose", VSCHED_KEY_BOOL, "false", "chatty", 0, 0,
+     VSCHED_KEY_PER_PROFILE},
+    {"offset", VSCHED_KEY_INT, "0", "no range", 0, 0, 0},
 };
 static const size_t exec_n = sizeof exec_schema / sizeof exec_schema[0];
-static const char *const plugin_key[] = { "plugin", NULL };
+static const char *const plugin_key[] = {"plugin", NULL};
 
 /* Validate [executor] (or per_profile `section`) of text; the message or
  * NULL. Caller frees. */
@@ -105,8 +105,8 @@ static char *validate(const char *text, const char *section, int per_profile)
     vr_config *cfg = load_ok(text);
     CU_ASSERT_PTR_NOT_NULL_FATAL(cfg);
     char *err = NULL;
-    int rc = vr_schema_validate(cfg, section, exec_schema, exec_n,
-                                plugin_key, per_profile, &err);
+    int rc = vr_schema_validate(cfg, section, exec_schema, exec_n, plugin_key,
+                                per_profile, &err);
     EXPECT_INT(rc, err ? VSCHED_ECONFIG : 0);
     vr_config_free(cfg);
     return err;
@@ -309,8 +309,8 @@ static void load_string_dir_is_absolute_and_normalised(void)
 {
     vr_config *cfg = NULL;
     char *err = NULL;
-    CU_ASSERT(vr_config_load_string(&cfg, "", "t.ini", "/etc/./vsched/",
-                                    &err) == 0);
+    CU_ASSERT(
+        vr_config_load_string(&cfg, "", "t.ini", "/etc/./vsched/", &err) == 0);
     EXPECT_STR(vr_config_dir(cfg), "/etc/vsched");
     vr_config_free(cfg);
     CU_ASSERT(vr_config_load_string(&cfg, "", "t.ini", NULL, &err) == 0);
@@ -408,8 +408,7 @@ static void line_of_4096_bytes_is_accepted(void)
     char *line = pair_of_length(VR_CONFIG_MAX_LINE);
     char *text = vr_strfmt("[s]\n%s\n", line);
     vr_config *cfg = load_ok(text);
-    EXPECT_INT(strlen(vr_config_get(cfg, "s", "k")),
-               VR_CONFIG_MAX_LINE - 4);
+    EXPECT_INT(strlen(vr_config_get(cfg, "s", "k")), VR_CONFIG_MAX_LINE - 4);
     vr_config_free(cfg);
     free(text);
     free(line);
@@ -510,8 +509,8 @@ static void long_line_in_file_names_its_line(void)
     vr_config *cfg = NULL;
     char *err = NULL;
     EXPECT_INT(vr_config_load(&cfg, path, &err), VSCHED_ECONFIG);
-    char *want = vr_strfmt("%s:3: line too long (4097 bytes, at most 4096)",
-                           path);
+    char *want =
+        vr_strfmt("%s:3: line too long (4097 bytes, at most 4096)", path);
     EXPECT_STR(err, want);
     free(want);
     free(err);
@@ -530,8 +529,7 @@ static void line_of_4096_bytes_with_crlf_is_accepted_from_file(void)
     char *err = NULL;
     EXPECT_INT(vr_config_load(&cfg, path, &err), 0);
     EXPECT_STR(err, NULL);
-    EXPECT_INT(strlen(vr_config_get(cfg, "s", "k")),
-               VR_CONFIG_MAX_LINE - 4);
+    EXPECT_INT(strlen(vr_config_get(cfg, "s", "k")), VR_CONFIG_MAX_LINE - 4);
     vr_config_free(cfg);
     free(data);
     free(line);
@@ -598,14 +596,14 @@ static void set_adds_a_key_and_a_section(void)
 
 static void set_malformed_is_einval(void)
 {
-    static const char *const bad[] = { "xyz", "=1", "a=1", ".k=1", "a.=1",
-                                       "exec utor.x=1", "a.b" };
+    static const char *const bad[] = {
+        "xyz", "=1", "a=1", ".k=1", "a.=1", "exec utor.x=1", "a.b"};
     vr_config *cfg = load_ok("");
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char *err = NULL;
         EXPECT_INT(vr_config_set(cfg, bad[i], &err), VSCHED_EINVAL);
-        char *want = vr_strfmt("--set: expected SECTION.KEY=VALUE, got '%s'",
-                               bad[i]);
+        char *want =
+            vr_strfmt("--set: expected SECTION.KEY=VALUE, got '%s'", bad[i]);
         EXPECT_STR(err, want);
         free(want);
         free(err);
@@ -725,8 +723,8 @@ static void bad_bool_lists_accepted_words(void)
 
 static void bool_words_are_read(void)
 {
-    static const char *const yes[] = { "true", "YES", "On", "1" };
-    static const char *const no[] = { "false", "No", "OFF", "0" };
+    static const char *const yes[] = {"true", "YES", "On", "1"};
+    static const char *const no[] = {"false", "No", "OFF", "0"};
     for (size_t i = 0; i < 4; i++) {
         EXPECT_INT(vr_schema_bool(yes[i]), 1);
         EXPECT_INT(vr_schema_bool(no[i]), 0);
@@ -786,8 +784,8 @@ static void per_profile_accepts_profile_keys_without_required(void)
                          "profile.debug", 1);
     EXPECT_STR(err, NULL);
     free(err);
-    err = validate("[profile.debug]\nverbose = sometimes\n", "profile.debug",
-                   1);
+    err =
+        validate("[profile.debug]\nverbose = sometimes\n", "profile.debug", 1);
     EXPECT_STR(err, "t.ini:2: [profile.debug] verbose: expected a boolean "
                     "(true/false, yes/no, on/off, 1/0), got 'sometimes'");
     free(err);
@@ -795,8 +793,7 @@ static void per_profile_accepts_profile_keys_without_required(void)
 
 static void per_profile_suggests_only_profile_keys(void)
 {
-    char *err = validate("[profile.debug]\ncflag = -O0\n", "profile.debug",
-                         1);
+    char *err = validate("[profile.debug]\ncflag = -O0\n", "profile.debug", 1);
     EXPECT_STR(err, "t.ini:2: unknown key 'cflag' in [profile.debug]; did "
                     "you mean 'cflags'?");
     free(err);
@@ -1106,12 +1103,12 @@ static void settings_report_host_schema_errors(void)
 static void path_join_normalises_lexically(void)
 {
     static const char *const cases[][3] = {
-        { "/a/b", "../c/./d//e/", "/a/c/d/e" },
-        { "/a/b", "/x/../y", "/y" },
-        { "/", "../..", "/" },
-        { "/a/b", "", "/a/b" },
-        { "/a//b/", ".", "/a/b" },
-        { "/a", "b/../../../c", "/c" },
+        {"/a/b", "../c/./d//e/", "/a/c/d/e"},
+        {"/a/b", "/x/../y", "/y"},
+        {"/", "../..", "/"},
+        {"/a/b", "", "/a/b"},
+        {"/a//b/", ".", "/a/b"},
+        {"/a", "b/../../../c", "/c"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *p = vr_path_join(cases[i][0], cases[i][1]);
@@ -1164,133 +1161,127 @@ static void strfmt_formats(void)
 }
 
 static const vr_cu_test tests[] = {
-    { "values_and_lines_are_recorded", values_and_lines_are_recorded },
-    { "absent_key_has_no_value_and_no_line",
-      absent_key_has_no_value_and_no_line },
-    { "section_with_dots_is_one_section", section_with_dots_is_one_section },
-    { "inline_comment_needs_whitespace_before_semicolon",
-      inline_comment_needs_whitespace_before_semicolon },
-    { "comment_and_blank_lines_are_counted",
-      comment_and_blank_lines_are_counted },
-    { "values_are_raw_text_trimmed", values_are_raw_text_trimmed },
-    { "whitespace_inside_section_brackets_is_trimmed",
-      whitespace_inside_section_brackets_is_trimmed },
-    { "crlf_line_endings_are_stripped", crlf_line_endings_are_stripped },
-    { "utf8_bom_is_skipped", utf8_bom_is_skipped },
-    { "indented_key_is_a_key_not_a_continuation",
-      indented_key_is_a_key_not_a_continuation },
-    { "same_key_in_two_sections_is_not_a_duplicate",
-      same_key_in_two_sections_is_not_a_duplicate },
-    { "entries_and_sections_keep_file_order",
-      entries_and_sections_keep_file_order },
-    { "section_name_longer_than_inih_buffer_is_kept",
-      section_name_longer_than_inih_buffer_is_kept },
-    { "many_keys_load_and_look_up", many_keys_load_and_look_up },
-    { "load_string_dir_is_absolute_and_normalised",
-      load_string_dir_is_absolute_and_normalised },
-    { "line_without_equals_is_a_syntax_error",
-      line_without_equals_is_a_syntax_error },
-    { "continuation_line_is_a_syntax_error",
-      continuation_line_is_a_syntax_error },
-    { "comment_before_equals_is_a_syntax_error",
-      comment_before_equals_is_a_syntax_error },
-    { "unclosed_section_header_is_a_syntax_error",
-      unclosed_section_header_is_a_syntax_error },
-    { "text_after_section_header_is_a_syntax_error",
-      text_after_section_header_is_a_syntax_error },
-    { "empty_section_name_is_a_syntax_error",
-      empty_section_name_is_a_syntax_error },
-    { "semicolon_in_section_name_is_a_syntax_error",
-      semicolon_in_section_name_is_a_syntax_error },
-    { "colon_separator_is_a_syntax_error",
-      colon_separator_is_a_syntax_error },
-    { "missing_key_name_is_a_syntax_error",
-      missing_key_name_is_a_syntax_error },
-    { "duplicate_key_names_both_lines", duplicate_key_names_both_lines },
-    { "duplicate_section_names_both_lines",
-      duplicate_section_names_both_lines },
-    { "key_before_any_section_is_an_error",
-      key_before_any_section_is_an_error },
-    { "line_of_4096_bytes_is_accepted", line_of_4096_bytes_is_accepted },
-    { "line_of_4097_bytes_is_too_long", line_of_4097_bytes_is_too_long },
-    { "very_long_line_is_an_error_not_truncated",
-      very_long_line_is_an_error_not_truncated },
-    { "file_is_read_with_absolute_dir", file_is_read_with_absolute_dir },
-    { "empty_file_is_an_empty_config", empty_file_is_an_empty_config },
-    { "missing_file_is_unreadable", missing_file_is_unreadable },
-    { "directory_is_unreadable", directory_is_unreadable },
-    { "long_line_in_file_names_its_line", long_line_in_file_names_its_line },
-    { "line_of_4096_bytes_with_crlf_is_accepted_from_file",
-      line_of_4096_bytes_with_crlf_is_accepted_from_file },
-    { "nul_byte_in_file_is_an_error", nul_byte_in_file_is_an_error },
-    { "set_overrides_a_file_value", set_overrides_a_file_value },
-    { "set_adds_a_key_and_a_section", set_adds_a_key_and_a_section },
-    { "set_malformed_is_einval", set_malformed_is_einval },
-    { "set_value_error_says_set", set_value_error_says_set },
-    { "set_unknown_section_says_set", set_unknown_section_says_set },
-    { "valid_section_passes", valid_section_passes },
-    { "unknown_key_suggests_close_name", unknown_key_suggests_close_name },
-    { "unknown_key_far_from_all_lists_accepted_keys",
-      unknown_key_far_from_all_lists_accepted_keys },
-    { "section_without_keys_says_so", section_without_keys_says_so },
-    { "int_of_wrong_type_names_key_and_value",
-      int_of_wrong_type_names_key_and_value },
-    { "int_out_of_range_shows_the_range", int_out_of_range_shows_the_range },
-    { "int_overflow_is_out_of_range", int_overflow_is_out_of_range },
-    { "bad_bool_lists_accepted_words", bad_bool_lists_accepted_words },
-    { "bool_words_are_read", bool_words_are_read },
-    { "empty_path_is_an_error", empty_path_is_an_error },
-    { "string_and_list_accept_any_text", string_and_list_accept_any_text },
-    { "missing_required_key_points_at_section_header",
-      missing_required_key_points_at_section_header },
-    { "missing_section_has_no_line", missing_section_has_no_line },
-    { "absent_section_without_required_keys_is_valid",
-      absent_section_without_required_keys_is_valid },
-    { "per_profile_rejects_a_key_not_per_profile",
-      per_profile_rejects_a_key_not_per_profile },
-    { "per_profile_accepts_profile_keys_without_required",
-      per_profile_accepts_profile_keys_without_required },
-    { "per_profile_suggests_only_profile_keys",
-      per_profile_suggests_only_profile_keys },
-    { "schema_int_reads_value_or_default",
-      schema_int_reads_value_or_default },
-    { "distance_counts_edits_and_transpositions",
-      distance_counts_edits_and_transpositions },
-    { "host_tables_hold_the_documented_keys",
-      host_tables_hold_the_documented_keys },
-    { "host_minimal_config_is_valid", host_minimal_config_is_valid },
-    { "host_reference_config_is_valid", host_reference_config_is_valid },
-    { "host_does_not_check_plugin_keys", host_does_not_check_plugin_keys },
-    { "host_unknown_section_suggests_close_name",
-      host_unknown_section_suggests_close_name },
-    { "host_unknown_section_far_from_all_lists_sections",
-      host_unknown_section_far_from_all_lists_sections },
-    { "host_section_prefix_typo_suggests_named_section",
-      host_section_prefix_typo_suggests_named_section },
-    { "host_bad_profile_or_resource_name_is_rejected",
-      host_bad_profile_or_resource_name_is_rejected },
-    { "host_missing_loader_or_executor_section",
-      host_missing_loader_or_executor_section },
-    { "host_plugin_key_is_required", host_plugin_key_is_required },
-    { "host_vsched_keys_are_checked", host_vsched_keys_are_checked },
-    { "host_watch_keys_are_checked", host_watch_keys_are_checked },
-    { "settings_read_the_watch_keys", settings_read_the_watch_keys },
-    { "host_batch_requires_inputs", host_batch_requires_inputs },
-    { "host_resource_requires_capacity_in_range",
-      host_resource_requires_capacity_in_range },
-    { "settings_take_defaults_when_keys_are_absent",
-      settings_take_defaults_when_keys_are_absent },
-    { "settings_convert_every_host_key", settings_convert_every_host_key },
-    { "settings_reject_a_bad_cache_size_at_its_line",
-      settings_reject_a_bad_cache_size_at_its_line },
-    { "settings_report_host_schema_errors",
-      settings_report_host_schema_errors },
-    { "path_join_normalises_lexically", path_join_normalises_lexically },
-    { "relative_paths_are_made_absolute_against_cwd",
-      relative_paths_are_made_absolute_against_cwd },
-    { "dirname_of_absolute_path", dirname_of_absolute_path },
-    { "strfmt_formats", strfmt_formats },
-    { NULL, NULL },
+    {"values_and_lines_are_recorded", values_and_lines_are_recorded},
+    {"absent_key_has_no_value_and_no_line",
+     absent_key_has_no_value_and_no_line},
+    {"section_with_dots_is_one_section", section_with_dots_is_one_section},
+    {"inline_comment_needs_whitespace_before_semicolon",
+     inline_comment_needs_whitespace_before_semicolon},
+    {"comment_and_blank_lines_are_counted",
+     comment_and_blank_lines_are_counted},
+    {"values_are_raw_text_trimmed", values_are_raw_text_trimmed},
+    {"whitespace_inside_section_brackets_is_trimmed",
+     whitespace_inside_section_brackets_is_trimmed},
+    {"crlf_line_endings_are_stripped", crlf_line_endings_are_stripped},
+    {"utf8_bom_is_skipped", utf8_bom_is_skipped},
+    {"indented_key_is_a_key_not_a_continuation",
+     indented_key_is_a_key_not_a_continuation},
+    {"same_key_in_two_sections_is_not_a_duplicate",
+     same_key_in_two_sections_is_not_a_duplicate},
+    {"entries_and_sections_keep_file_order",
+     entries_and_sections_keep_file_order},
+    {"section_name_longer_than_inih_buffer_is_kept",
+     section_name_longer_than_inih_buffer_is_kept},
+    {"many_keys_load_and_look_up", many_keys_load_and_look_up},
+    {"load_string_dir_is_absolute_and_normalised",
+     load_string_dir_is_absolute_and_normalised},
+    {"line_without_equals_is_a_syntax_error",
+     line_without_equals_is_a_syntax_error},
+    {"continuation_line_is_a_syntax_error",
+     continuation_line_is_a_syntax_error},
+    {"comment_before_equals_is_a_syntax_error",
+     comment_before_equals_is_a_syntax_error},
+    {"unclosed_section_header_is_a_syntax_error",
+     unclosed_section_header_is_a_syntax_error},
+    {"text_after_section_header_is_a_syntax_error",
+     text_after_section_header_is_a_syntax_error},
+    {"empty_section_name_is_a_syntax_error",
+     empty_section_name_is_a_syntax_error},
+    {"semicolon_in_section_name_is_a_syntax_error",
+     semicolon_in_section_name_is_a_syntax_error},
+    {"colon_separator_is_a_syntax_error", colon_separator_is_a_syntax_error},
+    {"missing_key_name_is_a_syntax_error", missing_key_name_is_a_syntax_error},
+    {"duplicate_key_names_both_lines", duplicate_key_names_both_lines},
+    {"duplicate_section_names_both_lines", duplicate_section_names_both_lines},
+    {"key_before_any_section_is_an_error", key_before_any_section_is_an_error},
+    {"line_of_4096_bytes_is_accepted", line_of_4096_bytes_is_accepted},
+    {"line_of_4097_bytes_is_too_long", line_of_4097_bytes_is_too_long},
+    {"very_long_line_is_an_error_not_truncated",
+     very_long_line_is_an_error_not_truncated},
+    {"file_is_read_with_absolute_dir", file_is_read_with_absolute_dir},
+    {"empty_file_is_an_empty_config", empty_file_is_an_empty_config},
+    {"missing_file_is_unreadable", missing_file_is_unreadable},
+    {"directory_is_unreadable", directory_is_unreadable},
+    {"long_line_in_file_names_its_line", long_line_in_file_names_its_line},
+    {"line_of_4096_bytes_with_crlf_is_accepted_from_file",
+     line_of_4096_bytes_with_crlf_is_accepted_from_file},
+    {"nul_byte_in_file_is_an_error", nul_byte_in_file_is_an_error},
+    {"set_overrides_a_file_value", set_overrides_a_file_value},
+    {"set_adds_a_key_and_a_section", set_adds_a_key_and_a_section},
+    {"set_malformed_is_einval", set_malformed_is_einval},
+    {"set_value_error_says_set", set_value_error_says_set},
+    {"set_unknown_section_says_set", set_unknown_section_says_set},
+    {"valid_section_passes", valid_section_passes},
+    {"unknown_key_suggests_close_name", unknown_key_suggests_close_name},
+    {"unknown_key_far_from_all_lists_accepted_keys",
+     unknown_key_far_from_all_lists_accepted_keys},
+    {"section_without_keys_says_so", section_without_keys_says_so},
+    {"int_of_wrong_type_names_key_and_value",
+     int_of_wrong_type_names_key_and_value},
+    {"int_out_of_range_shows_the_range", int_out_of_range_shows_the_range},
+    {"int_overflow_is_out_of_range", int_overflow_is_out_of_range},
+    {"bad_bool_lists_accepted_words", bad_bool_lists_accepted_words},
+    {"bool_words_are_read", bool_words_are_read},
+    {"empty_path_is_an_error", empty_path_is_an_error},
+    {"string_and_list_accept_any_text", string_and_list_accept_any_text},
+    {"missing_required_key_points_at_section_header",
+     missing_required_key_points_at_section_header},
+    {"missing_section_has_no_line", missing_section_has_no_line},
+    {"absent_section_without_required_keys_is_valid",
+     absent_section_without_required_keys_is_valid},
+    {"per_profile_rejects_a_key_not_per_profile",
+     per_profile_rejects_a_key_not_per_profile},
+    {"per_profile_accepts_profile_keys_without_required",
+     per_profile_accepts_profile_keys_without_required},
+    {"per_profile_suggests_only_profile_keys",
+     per_profile_suggests_only_profile_keys},
+    {"schema_int_reads_value_or_default", schema_int_reads_value_or_default},
+    {"distance_counts_edits_and_transpositions",
+     distance_counts_edits_and_transpositions},
+    {"host_tables_hold_the_documented_keys",
+     host_tables_hold_the_documented_keys},
+    {"host_minimal_config_is_valid", host_minimal_config_is_valid},
+    {"host_reference_config_is_valid", host_reference_config_is_valid},
+    {"host_does_not_check_plugin_keys", host_does_not_check_plugin_keys},
+    {"host_unknown_section_suggests_close_name",
+     host_unknown_section_suggests_close_name},
+    {"host_unknown_section_far_from_all_lists_sections",
+     host_unknown_section_far_from_all_lists_sections},
+    {"host_section_prefix_typo_suggests_named_section",
+     host_section_prefix_typo_suggests_named_section},
+    {"host_bad_profile_or_resource_name_is_rejected",
+     host_bad_profile_or_resource_name_is_rejected},
+    {"host_missing_loader_or_executor_section",
+     host_missing_loader_or_executor_section},
+    {"host_plugin_key_is_required", host_plugin_key_is_required},
+    {"host_vsched_keys_are_checked", host_vsched_keys_are_checked},
+    {"host_watch_keys_are_checked", host_watch_keys_are_checked},
+    {"settings_read_the_watch_keys", settings_read_the_watch_keys},
+    {"host_batch_requires_inputs", host_batch_requires_inputs},
+    {"host_resource_requires_capacity_in_range",
+     host_resource_requires_capacity_in_range},
+    {"settings_take_defaults_when_keys_are_absent",
+     settings_take_defaults_when_keys_are_absent},
+    {"settings_convert_every_host_key", settings_convert_every_host_key},
+    {"settings_reject_a_bad_cache_size_at_its_line",
+     settings_reject_a_bad_cache_size_at_its_line},
+    {"settings_report_host_schema_errors", settings_report_host_schema_errors},
+    {"path_join_normalises_lexically", path_join_normalises_lexically},
+    {"relative_paths_are_made_absolute_against_cwd",
+     relative_paths_are_made_absolute_against_cwd},
+    {"dirname_of_absolute_path", dirname_of_absolute_path},
+    {"strfmt_formats", strfmt_formats},
+    {NULL, NULL},
 };
 
 int main(void)

@@ -131,8 +131,7 @@ static int rec_analysis(void *inst, const vsched_ctx *ctx,
 }
 
 static int rec_artifact(void *inst, const vsched_ctx *ctx,
-                        const vsched_artifact_in *in,
-                        vsched_artifact_out *out)
+                        const vsched_artifact_in *in, vsched_artifact_out *out)
 {
     (void)inst, (void)ctx;
     record('R');
@@ -300,9 +299,9 @@ static void nested_batches_three_deep_run_inline_on_the_one_worker(void)
     pthread_t worker = nest_log[0].by.thread;
     for (size_t k = 0; k < 3 + 9 + 27; k++) {
         const nest_rec *r = &nest_log[k];
-        CU_ASSERT_PTR_EQUAL(r->by.coord, c);       /* a coordinator worker */
-        CU_ASSERT_EQUAL(r->by.pool_kind, -1);      /* not a stage worker */
-        CU_ASSERT_EQUAL(r->by.depth, r->level);    /* marker per level */
+        CU_ASSERT_PTR_EQUAL(r->by.coord, c);    /* a coordinator worker */
+        CU_ASSERT_EQUAL(r->by.pool_kind, -1);   /* not a stage worker */
+        CU_ASSERT_EQUAL(r->by.depth, r->level); /* marker per level */
         CU_ASSERT(pthread_equal(r->by.thread, worker));
         CU_ASSERT(!pthread_equal(r->by.thread, pthread_self()));
         if (r->level > 1) /* inline: on the thread of its enclosing item */
@@ -522,9 +521,8 @@ static void one_accounting_bump_per_non_empty_batch(void)
     CU_ASSERT_FATAL(fixture_start(&fx, tiny, 1) == 0);
     vr_coord *c = NULL;
     CU_ASSERT_FATAL(vr_coord_create(&c, 2) == 0);
-    vr_coord_policy p = {.span_name = "count",
-                         .sched = fx.s,
-                         .item = count_item};
+    vr_coord_policy p = {
+        .span_name = "count", .sched = fx.s, .item = count_item};
     CU_ASSERT_EQUAL(vr_coord_batch(c, &p, NULL, 0, NULL), 0);
     CU_ASSERT_EQUAL(batch_submissions(fx.s), 0);
     CU_ASSERT_EQUAL(vr_coord_batch(c, &p, NULL, 1, NULL), 0);
@@ -534,9 +532,8 @@ static void one_accounting_bump_per_non_empty_batch(void)
     CU_ASSERT_EQUAL(vr_coord_batch(c, &p, NULL, 0, NULL), 0);
     CU_ASSERT_EQUAL(batch_submissions(fx.s), 2);
     /* An outer batch of 2 whose items each run an inline batch of 2. */
-    vr_coord_policy outer = {.span_name = "outer",
-                             .sched = fx.s,
-                             .item = nested_pair_item};
+    vr_coord_policy outer = {
+        .span_name = "outer", .sched = fx.s, .item = nested_pair_item};
     pair_ctx pc = {c, &p};
     CU_ASSERT_EQUAL(vr_coord_batch(c, &outer, &pc, 2, NULL), 0);
     CU_ASSERT_EQUAL(batch_submissions(fx.s), 2 + 1 + 2);
@@ -598,8 +595,8 @@ typedef struct request_batch {
     vsched *s;
     const char *const *names;
     vsched_stage stage;
-    unsigned gate;           /* items that must have started before any */
-    atomic_uint started;     /* submits (the worst interleaving, forced) */
+    unsigned gate;       /* items that must have started before any */
+    atomic_uint started; /* submits (the worst interleaving, forced) */
 } request_batch;
 
 /* Item i: record who runs it, then one request and its outer wait. */
@@ -611,9 +608,8 @@ static int request_item(void *ctx, size_t i, void *slot, char **msg)
     atomic_fetch_add(&rb->started, 1);
     while (atomic_load(&rb->started) < rb->gate)
         sleep_ms(1);
-    vsched_request req = {.name = rb->names[i],
-                          .stage = rb->stage,
-                          .profile = "release"};
+    vsched_request req = {
+        .name = rb->names[i], .stage = rb->stage, .profile = "release"};
     vsched_handle *h = NULL;
     int rc = vsched_submit_request(rb->s, &req, &h);
     if (rc != VSCHED_OK)
@@ -658,8 +654,8 @@ static void coordinator_and_stage_workers_never_swap_roles(void)
     for (size_t k = 0; k < n_runs; k++) {
         const stage_run *r = &runs[k];
         CU_ASSERT_PTR_NULL(r->by.coord);
-        CU_ASSERT_EQUAL(r->by.pool_kind, r->stage == 'L' ? VSCHED_POOL_IO
-                                                         : VSCHED_POOL_CPU);
+        CU_ASSERT_EQUAL(r->by.pool_kind,
+                        r->stage == 'L' ? VSCHED_POOL_IO : VSCHED_POOL_CPU);
         for (int i = 0; i < 6; i++)
             CU_ASSERT(!pthread_equal(r->by.thread, items[i].thread));
     }
@@ -700,7 +696,11 @@ static void coordinator_and_stage_workers_never_swap_roles(void)
 #define CHAIN_PROBE_MS 400
 #define CHAIN_WATCHDOG_S 1
 
-enum { CHAIN_ISOLATED, CHAIN_SHARED_IO, CHAIN_SHARED_CPU };
+enum {
+    CHAIN_ISOLATED,
+    CHAIN_SHARED_IO,
+    CHAIN_SHARED_CPU
+};
 
 static char chain_names[CHAIN][8], chain_text[CHAIN][24];
 static mem_file chain_files[CHAIN + 1];
@@ -754,9 +754,8 @@ static void chain_report(int fd, const char *what, int rc,
     snprintf(line, sizeof line,
              "%s rc=%d items_started=%u on_cpu_pool=%u on_io_pool=%u "
              "load=%zu source=%zu analysis=%zu stage_in_items=%zu\n",
-             what, rc, started, on_cpu, on_io,
-             count_runs('L'), count_runs('S'), count_runs('A'),
-             stage_runs_in_items());
+             what, rc, started, on_cpu, on_io, count_runs('L'),
+             count_runs('S'), count_runs('A'), stage_runs_in_items());
     say(fd, line);
 }
 
@@ -783,8 +782,7 @@ static void chain_child(int config, int fd)
                          .item = request_item};
     who items[CHAIN];
     memset(items, 0, sizeof items);
-    bounded b = {
-        .c = c, .p = &p, .ctx = &rb, .n = CHAIN, .slots = items};
+    bounded b = {.c = c, .p = &p, .ctx = &rb, .n = CHAIN, .slots = items};
     if (run_bounded(&b, CHAIN_PROBE_MS)) {
         chain_report(fd, "finished", b.rc, &rb, items);
         vr_coord_destroy(c);
@@ -873,8 +871,8 @@ static void sharing_the_cpu_pool_starves_or_mixes_roles(void)
     char out[256];
     run_chain_child(CHAIN_SHARED_CPU, &st, out, sizeof out);
     char expect[64];
-    snprintf(expect, sizeof expect, "items_started=%d on_cpu_pool=%d ",
-             CHAIN, CHAIN);
+    snprintf(expect, sizeof expect, "items_started=%d on_cpu_pool=%d ", CHAIN,
+             CHAIN);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, expect));
     if (killed_by_watchdog(st)) {
         CU_ASSERT_PTR_NOT_NULL(strstr(out, "source=0 analysis=0"));

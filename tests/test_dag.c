@@ -21,11 +21,8 @@
 #include "dag_world.h"
 
 static const dw_file files[] = {
-    {"a.c", "int a;\n"},
-    {"b.c", "int b;\n"},
-    {"bad.c", "int bad;\n"},
-    {"holdf.c", "int f;\n"},
-    {NULL, NULL},
+    {"a.c", "int a;\n"},     {"b.c", "int b;\n"}, {"bad.c", "int bad;\n"},
+    {"holdf.c", "int f;\n"}, {NULL, NULL},
 };
 
 #define EDGE(f, t, g) ((vsched_edge_spec){(f), (t), VSCHED_GATE_##g})
@@ -71,40 +68,33 @@ static void bad_references_are_rejected_and_insert_nothing(void)
     uint64_t before = graph_nodes(s);
     vsched_admission adm;
     /* An unknown existing id as upstream. */
-    vsched_edge_spec e1[] = {EDGE(VSCHED_REF_ID(ids[0] + 1000), 1,
-                                  AFTER_SUCCESS)};
+    vsched_edge_spec e1[] = {
+        EDGE(VSCHED_REF_ID(ids[0] + 1000), 1, AFTER_SUCCESS)};
     vsched_dag d = {n, 2, e1, 1, NULL, NULL, 0};
-    CU_ASSERT_EQUAL(vsched_submit_dag(s, &d, ids, &adm, NULL),
-                    VSCHED_ENOENT);
+    CU_ASSERT_EQUAL(vsched_submit_dag(s, &d, ids, &adm, NULL), VSCHED_ENOENT);
     /* An unknown parent. */
     vsched_node_spec np[2] = {dw_job("x", 0), dw_job("y", 0)};
     np[1].parent = VSCHED_REF_ID(ids[0] + 1000);
     d = (vsched_dag){np, 2, NULL, 0, NULL, NULL, 0};
-    CU_ASSERT_EQUAL(vsched_submit_dag(s, &d, ids, &adm, NULL),
-                    VSCHED_ENOENT);
+    CU_ASSERT_EQUAL(vsched_submit_dag(s, &d, ids, &adm, NULL), VSCHED_ENOENT);
     /* A local reference out of range, and a parent named after its child. */
     vsched_edge_spec e2[] = {EDGE(0, 5, AFTER_SUCCESS)};
     d = (vsched_dag){n, 2, e2, 1, NULL, NULL, 0};
-    CU_ASSERT_EQUAL(vsched_submit_dag(s, &d, ids, &adm, NULL),
-                    VSCHED_EINVAL);
+    CU_ASSERT_EQUAL(vsched_submit_dag(s, &d, ids, &adm, NULL), VSCHED_EINVAL);
     np[1].parent = VSCHED_REF_NONE;
     np[0].parent = VSCHED_REF_LOCAL(1);
     d = (vsched_dag){np, 2, NULL, 0, NULL, NULL, 0};
-    CU_ASSERT_EQUAL(vsched_submit_dag(s, &d, ids, &adm, NULL),
-                    VSCHED_EINVAL);
+    CU_ASSERT_EQUAL(vsched_submit_dag(s, &d, ids, &adm, NULL), VSCHED_EINVAL);
     /* A cycle among the new nodes. */
-    vsched_edge_spec e3[] = {EDGE(0, 1, AFTER_SUCCESS),
-                             EDGE(1, 0, AFTER_ANY)};
+    vsched_edge_spec e3[] = {EDGE(0, 1, AFTER_SUCCESS), EDGE(1, 0, AFTER_ANY)};
     d = (vsched_dag){n, 2, e3, 2, NULL, NULL, 0};
-    CU_ASSERT_EQUAL(vsched_submit_dag(s, &d, ids, &adm, NULL),
-                    VSCHED_ECYCLE);
+    CU_ASSERT_EQUAL(vsched_submit_dag(s, &d, ids, &adm, NULL), VSCHED_ECYCLE);
     /* An artifact of a source the loader does not know. */
     vsched_node_spec na[2] = {
         {.what = VSCHED_SPEC_ARTIFACT, .name = "nope.c", .profile = "r"},
         dw_job("y", 0)};
     d = (vsched_dag){na, 2, NULL, 0, NULL, NULL, 0};
-    CU_ASSERT_EQUAL(vsched_submit_dag(s, &d, ids, &adm, NULL),
-                    VSCHED_ENOENT);
+    CU_ASSERT_EQUAL(vsched_submit_dag(s, &d, ids, &adm, NULL), VSCHED_ENOENT);
     CU_ASSERT_EQUAL(graph_nodes(s), before);
     CU_ASSERT_EQUAL(vsched_ready_queue_depth(s), 0);
     dw_stop(s);
@@ -153,8 +143,7 @@ static void dag_insert_is_atomic_no_observer_sees_half(void)
 
 /* ---- gates ------------------------------------------------------------------- */
 
-static void failed_upstream_cancels_after_success_dependents_transitively(
-    void)
+static void failed_upstream_cancels_after_success_dependents_transitively(void)
 {
     vsched *s = dw_start(files, 2, 0);
     vsched_node_spec n[3] = {dw_job("fail1", 0), dw_job("mid", 0),
@@ -171,8 +160,8 @@ static void failed_upstream_cancels_after_success_dependents_transitively(
         CU_ASSERT_EQUAL(dw_wait(s, ids[i], &info), VSCHED_NODE_CANCELLED);
         CU_ASSERT_EQUAL(info.status, VSCHED_ECANCELLED);
         CU_ASSERT_STRING_EQUAL(info.failed_dep, "fail1");
-        CU_ASSERT_PTR_NOT_NULL(strstr(info.message,
-                                      "dependency 'fail1' failed"));
+        CU_ASSERT_PTR_NOT_NULL(
+            strstr(info.message, "dependency 'fail1' failed"));
         vsched_node_info_clear(&info);
     }
     CU_ASSERT_EQUAL(dw_start_index("mid"), -1);
@@ -195,8 +184,7 @@ static void after_any_runs_after_a_failed_upstream(void)
     dw_stop(s);
 }
 
-static void after_admission_releases_once_upstream_is_queued_not_finished(
-    void)
+static void after_admission_releases_once_upstream_is_queued_not_finished(void)
 {
     vsched *s = dw_start(files, 3, 0);
     /* holdG gates holdA (after success); holdA gates B on admission. */
@@ -431,8 +419,7 @@ static void late_high_priority_dependent_raises_queued_upstream(void)
     const char *slot[] = {"slot"};
     /* holdB takes the one slot; q1..q3 and x queue behind it at 0. */
     vsched_node_spec n[5] = {dw_job("holdB", 9), dw_job("q1", 0),
-                             dw_job("q2", 0), dw_job("q3", 0),
-                             dw_job("x", 0)};
+                             dw_job("q2", 0), dw_job("q3", 0), dw_job("x", 0)};
     for (int i = 0; i < 5; i++) {
         n[i].resources = slot;
         n[i].n_resources = 1;
@@ -472,8 +459,7 @@ static void token_cancel_ends_every_unfinished_node_transitively(void)
                              dw_job("next", 0), dw_job("tail", 0)};
     n[0].token = n[1].token = n[2].token = tok;
     vsched_edge_spec e[] = {EDGE(0, 1, AFTER_SUCCESS),
-                            EDGE(1, 2, AFTER_SUCCESS),
-                            EDGE(2, 3, AFTER_ANY)};
+                            EDGE(1, 2, AFTER_SUCCESS), EDGE(2, 3, AFTER_ANY)};
     uint64_t ids[4];
     dw_submit(s, n, 4, e, 3, ids);
     dw_wait_entered("holdR");
@@ -662,8 +648,8 @@ static void job_depends_on_file_artifacts_and_gets_their_paths(void)
     vsched_node_info info;
     CU_ASSERT_EQUAL(dw_wait(s, ids[2], &info), VSCHED_NODE_DONE);
     char want[1024];
-    snprintf(want, sizeof want, "-lm %s/a.c.release %s/b.c.release",
-             dw_dir(), dw_dir());
+    snprintf(want, sizeof want, "-lm %s/a.c.release %s/b.c.release", dw_dir(),
+             dw_dir());
     CU_ASSERT_STRING_EQUAL(dw_inputs("link"), want);
     char out[512];
     snprintf(out, sizeof out, "%s/link.out", dw_dir());
@@ -691,10 +677,10 @@ static void job_depends_on_file_artifacts_and_gets_their_paths(void)
 static void job_on_a_superseded_artifact_follows_the_new_generation(void)
 {
     vsched *s = dw_start(files, 2, 0);
-    vsched_node_spec n[2] = {
-        {.what = VSCHED_SPEC_ARTIFACT, .name = "holdf.c",
-         .profile = "release"},
-        dw_job("after", 0)};
+    vsched_node_spec n[2] = {{.what = VSCHED_SPEC_ARTIFACT,
+                              .name = "holdf.c",
+                              .profile = "release"},
+                             dw_job("after", 0)};
     vsched_edge_spec e[] = {EDGE(0, 1, AFTER_SUCCESS)};
     uint64_t ids[2];
     dw_submit(s, n, 2, e, 1, ids);
@@ -731,8 +717,7 @@ static void node_state_has_monotonic_timestamps_and_outcome(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(info.message, "fail1"));
     CU_ASSERT(info.started_ns > 0 && info.finished_ns >= info.started_ns);
     vsched_node_info_clear(&info);
-    CU_ASSERT_EQUAL(vsched_node_get(s, ids[1] + 100000, &info),
-                    VSCHED_ENOENT);
+    CU_ASSERT_EQUAL(vsched_node_get(s, ids[1] + 100000, &info), VSCHED_ENOENT);
     /* A reset retires the graph: the ids stop resolving. */
     vsched_reset(s);
     CU_ASSERT_EQUAL(vsched_node_get(s, ids[0], &info), VSCHED_ENOENT);
@@ -745,11 +730,11 @@ static void graph_json_projects_nodes_states_and_gated_edges(void)
     const char *r[] = {"link"};
     vsched_node_spec n[3] = {
         {.what = VSCHED_SPEC_ARTIFACT, .name = "a.c", .profile = "release"},
-        dw_job("fail1", 0), dw_job("j\"q", 3)};
+        dw_job("fail1", 0),
+        dw_job("j\"q", 3)};
     n[2].resources = r;
     n[2].n_resources = 1;
-    vsched_edge_spec e[] = {EDGE(0, 2, AFTER_SUCCESS),
-                            EDGE(1, 2, AFTER_ANY)};
+    vsched_edge_spec e[] = {EDGE(0, 2, AFTER_SUCCESS), EDGE(1, 2, AFTER_ANY)};
     uint64_t ids[3];
     dw_submit(s, n, 3, e, 2, ids);
     vsched_node_info info;
@@ -781,8 +766,8 @@ static void graph_json_projects_nodes_states_and_gated_edges(void)
 int main(void)
 {
     static const vr_cu_test tests[] = {
-    {"job_on_a_superseded_artifact_follows_the_new_generation",
-     job_on_a_superseded_artifact_follows_the_new_generation},
+        {"job_on_a_superseded_artifact_follows_the_new_generation",
+         job_on_a_superseded_artifact_follows_the_new_generation},
 #define T_(f) {#f, f}
         T_(dag_ids_come_back_in_the_order_named_and_increase),
         T_(bad_references_are_rejected_and_insert_nothing),

@@ -135,8 +135,8 @@ static void the_key_wins_then_the_environment_then_files(void)
     snprintf(home, sizeof home, "HOME=%s", dir);
     cc_hosts_src src;
     char *env_hosts[] = {"DISTCC_HOSTS=envhost/3", ddir, NULL};
-    CU_ASSERT_EQUAL(cc__hosts_find("keyhost", env_hosts, &src, why,
-                                   sizeof why), 1);
+    CU_ASSERT_EQUAL(
+        cc__hosts_find("keyhost", env_hosts, &src, why, sizeof why), 1);
     CU_ASSERT_STRING_EQUAL(src.text, "keyhost");
     CU_ASSERT_STRING_EQUAL(src.origin, "distcc_hosts");
     free(src.text);

@@ -22,12 +22,8 @@ int vsched__test_set_generation(vsched *s, const char *name,
 int vsched__test_handle_done(vsched_handle *h);
 
 static const mem_file files[] = {
-    {"a.c", "blocker h.h\n"},
-    {"h.h", "int h;\n"},
-    {"b.c", "int b;\n"},
-    {"inner.c", "int i;\n"},
-    {"outer.c", "int o;\n"},
-    {NULL, NULL},
+    {"a.c", "blocker h.h\n"}, {"h.h", "int h;\n"},     {"b.c", "int b;\n"},
+    {"inner.c", "int i;\n"},  {"outer.c", "int o;\n"}, {NULL, NULL},
 };
 
 static uint64_t fnv(const char *s)
@@ -477,9 +473,8 @@ static void witness_commits_only_into_the_same_live_object_and_generation(void)
     void *data;
     size_t len;
     uint64_t gen;
-    CU_ASSERT_EQUAL(vsched_get_artifact(s, "b.c", "release", &data, &len,
-                                        &gen),
-                    0);
+    CU_ASSERT_EQUAL(
+        vsched_get_artifact(s, "b.c", "release", &data, &len, &gen), 0);
     CU_ASSERT_EQUAL(len, 3);
     CU_ASSERT_EQUAL(memcmp(data, "obj", 3), 0);
     free(data);
@@ -495,9 +490,9 @@ static void witness_commits_only_into_the_same_live_object_and_generation(void)
                     VSCHED_ESTALE);
     CU_ASSERT_EQUAL(vsched_remove_artifact_not_newer_than(s, &w, "release"),
                     VSCHED_ESTALE);
-    CU_ASSERT_EQUAL(vsched_get_artifact(s, "b.c", "release", &data, &len,
-                                        &gen),
-                    VSCHED_ENOENT);
+    CU_ASSERT_EQUAL(
+        vsched_get_artifact(s, "b.c", "release", &data, &len, &gen),
+        VSCHED_ENOENT);
 
     /* Same object, older generation: refused; eviction by a newer witness
      * works, by an older one does not touch a newer artifact. */
@@ -515,9 +510,9 @@ static void witness_commits_only_into_the_same_live_object_and_generation(void)
                     VSCHED_ENOENT); /* the artifact is newer than w2 */
     CU_ASSERT_EQUAL(vsched_remove_artifact_not_newer_than(s, &w3, "release"),
                     0);
-    CU_ASSERT_EQUAL(vsched_get_artifact(s, "b.c", "release", &data, &len,
-                                        &gen),
-                    VSCHED_ENOENT);
+    CU_ASSERT_EQUAL(
+        vsched_get_artifact(s, "b.c", "release", &data, &len, &gen),
+        VSCHED_ENOENT);
     stop(s);
 }
 

@@ -136,8 +136,15 @@ static void json_keeps_valid_utf8_and_replaces_every_invalid_byte(void)
     /* a lone 0xff, a truncated sequence, an overlong '/', a surrogate,
      * and a code point above U+10FFFF: each byte that starts no valid
      * sequence is one U+FFFD */
-    char *bad = json_of_string("\xff" "a" "\xe2\x82" "b" "\xc0\xaf" "c"
-                               "\xed\xa0\x80" "d" "\xf4\x90\x80\x80",
+    char *bad = json_of_string("\xff"
+                               "a"
+                               "\xe2\x82"
+                               "b"
+                               "\xc0\xaf"
+                               "c"
+                               "\xed\xa0\x80"
+                               "d"
+                               "\xf4\x90\x80\x80",
                                16);
     EXPECT_STR(bad, "\"\\ufffda\\ufffd\\ufffdb\\ufffd\\ufffdc"
                     "\\ufffd\\ufffd\\ufffdd\\ufffd\\ufffd\\ufffd\\ufffd\"");
@@ -278,21 +285,33 @@ static void state_round_trip_keeps_every_field(void)
     vr_stamp s1 = {111, 222, 333, 444}, out = {5, 6, 7, 8};
     int64_t id1 = 0, id2 = 0;
     CU_ASSERT_EQUAL(vr_state_begin(st), 0);
-    EXPECT_INT(vr_state_put_source(st, "src/a.c", 0xfedcba9876543210ull,
-                                   &s1, 999, &id1), 0);
+    EXPECT_INT(vr_state_put_source(st, "src/a.c", 0xfedcba9876543210ull, &s1,
+                                   999, &id1),
+               0);
     EXPECT_INT(vr_state_put_source(st, "inc/a.h", 7, &s1, 999, &id2), 0);
     CU_ASSERT_NOT_EQUAL(id1, id2);
     vr_dep deps[2] = {{id1, 0xfedcba9876543210ull, 1}, {id2, 7, 0}};
-    vr_art_row a = {.source = "src/a.c", .profile = "release",
-                    .key = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
-                            15, 255},
-                    .config = 0x8000000000000001ull, .tool = 42,
-                    .deps = deps, .n_deps = 2, .out_path = "/o/a.o",
-                    .out_st = out, .out_hash = 77, .duration_ns = 123456};
+    vr_art_row a = {
+        .source = "src/a.c",
+        .profile = "release",
+        .key = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 255},
+        .config = 0x8000000000000001ull,
+        .tool = 42,
+        .deps = deps,
+        .n_deps = 2,
+        .out_path = "/o/a.o",
+        .out_st = out,
+        .out_hash = 77,
+        .duration_ns = 123456};
     EXPECT_INT(vr_state_put_artifact(st, &a), 0);
-    vr_job_row j = {.kind = "link", .name = "prog", .profile = "release",
-                    .key = {9}, .out_path = "/o/prog", .out_st = out,
-                    .out_hash = 5, .duration_ns = 9};
+    vr_job_row j = {.kind = "link",
+                    .name = "prog",
+                    .profile = "release",
+                    .key = {9},
+                    .out_path = "/o/prog",
+                    .out_st = out,
+                    .out_hash = 5,
+                    .duration_ns = 9};
     EXPECT_INT(vr_state_put_job(st, &j), 0);
     CU_ASSERT_EQUAL(vr_state_commit(st), 0);
     vr_state_close(st);
@@ -490,7 +509,8 @@ static char *read_all(const char *path)
 
 static void cache_stores_restores_and_remembers_uncovered_deps(void)
 {
-    char *dir = tmpdir(), *cdir = path2(dir, "cache"), *out = path2(dir, "a.o");
+    char *dir = tmpdir(), *cdir = path2(dir, "cache"),
+         *out = path2(dir, "a.o");
     put(out, "object bytes");
     vr_cache *c = cache_ok(cdir, 1 << 20);
     uint8_t key[16] = {0xab, 1, 2};
@@ -530,8 +550,8 @@ static void cache_stores_restores_and_remembers_uncovered_deps(void)
     char *tmp2 = path2(dir, "again.tmp");
     int rc = vr_cache_restore(c, &e, tmp2);
     struct stat sa, sb;
-    int linked = stat(tmp, &sa) == 0 && lstat(tmp2, &sb) == 0 &&
-                 sa.st_ino == sb.st_ino;
+    int linked =
+        stat(tmp, &sa) == 0 && lstat(tmp2, &sb) == 0 && sa.st_ino == sb.st_ino;
     if (rc == VSCHED_OK && !linked) {
         /* it was a copy: the entry itself is intact and was restored */
         got = read_all(tmp2);
@@ -693,7 +713,8 @@ static void loads_recorded_while_the_table_grows_are_kept(void)
     vr_sources_free(src);
 }
 
-static void dirty_check_gives_the_first_reason_and_reads_only_changed_files(void)
+static void dirty_check_gives_the_first_reason_and_reads_only_changed_files(
+    void)
 {
     char *dir = tmpdir(), *a = path2(dir, "a.c"), *h = path2(dir, "h.h"),
          *o = path2(dir, "a.o");
@@ -714,9 +735,15 @@ static void dirty_check_gives_the_first_reason_and_reads_only_changed_files(void
     snap.n_src = 2;
     vr_sources *src = vr_sources_new(dir, &snap);
     vr_dep deps[2] = {{1, ha, 1}, {2, hh, 1}};
-    vr_art_row r = {.source = "a.c", .profile = "release", .config = 5,
-                    .tool = 6, .deps = deps, .n_deps = 2, .out_path = o,
-                    .out_st = so, .out_hash = ho};
+    vr_art_row r = {.source = "a.c",
+                    .profile = "release",
+                    .config = 5,
+                    .tool = 6,
+                    .deps = deps,
+                    .n_deps = 2,
+                    .out_path = o,
+                    .out_st = so,
+                    .out_hash = ho};
     vr_verdict v;
     vr_dirty_artifact(src, NULL, 5, 6, &v, NULL);
     EXPECT_INT(v.reason, VR_NEW);

@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -83,28 +83,41 @@ static void t_diag(const vsched_ctx *c, vsched_severity sev, const char *file,
     static const char *const names[] = {"note", "warning", "error"};
     t->n_err += sev == VSCHED_SEV_ERROR;
     t->n_warn += sev == VSCHED_SEV_WARNING;
-    int n = snprintf(t->diag + t->dlen, sizeof t->diag - t->dlen,
-                     "%s:%u: %s: %s\n", file ? file : "-", line, names[sev],
-                     msg);
+    int n =
+        snprintf(t->diag + t->dlen, sizeof t->diag - t->dlen,
+                 "%s:%u: %s: %s\n", file ? file : "-", line, names[sev], msg);
     if (n > 0)
         t->dlen += (size_t)n < sizeof t->diag - t->dlen
                        ? (size_t)n
                        : sizeof t->diag - t->dlen - 1;
 }
 
-static void *t_alloc(const vsched_ctx *c, size_t n) { return malloc(n); }
+static void *t_alloc(const vsched_ctx *c, size_t n)
+{
+    return malloc(n);
+}
 static void *t_realloc(const vsched_ctx *c, void *p, size_t n)
 {
     return realloc(p, n);
 }
-static void t_free(const vsched_ctx *c, void *p) { free(p); }
+static void t_free(const vsched_ctx *c, void *p)
+{
+    free(p);
+}
 
 /* A fresh context: no diagnostics, not cancelled. */
 static const vsched_ctx *ctx(void)
 {
     memset(&T, 0, sizeof T);
-    T.ctx = (vsched_ctx){sizeof(vsched_ctx), t_is_cancelled, t_diag, t_alloc,
-                         t_realloc, t_free, &T, NULL, NULL};
+    T.ctx = (vsched_ctx){sizeof(vsched_ctx),
+                         t_is_cancelled,
+                         t_diag,
+                         t_alloc,
+                         t_realloc,
+                         t_free,
+                         &T,
+                         NULL,
+                         NULL};
     return &T.ctx;
 }
 
@@ -126,8 +139,8 @@ static const char *t_get(const vsched_config *c, const char *section,
     for (const tkv *kv = t->kv; kv != NULL && kv->section != NULL; kv++)
         if (strcmp(kv->section, section) == 0 && strcmp(kv->key, key) == 0)
             return kv->value;
-    for (size_t i = 0; strcmp(section, c->section) == 0 &&
-                       i < t->plugin->n_schema; i++)
+    for (size_t i = 0;
+         strcmp(section, c->section) == 0 && i < t->plugin->n_schema; i++)
         if (strcmp(t->plugin->schema[i].name, key) == 0)
             return t->plugin->schema[i].dflt;
     return NULL;
@@ -140,8 +153,12 @@ static int make(const vsched_plugin *pl, const char *section, const char *dir,
                 const tkv *kv, void **inst, char **errmsg)
 {
     CFG = (tcfg){{.size = offsetof(vsched_config, host_abi_major),
-                  .section = section, .get = t_get, .config_dir = dir,
-                  .host = &CFG}, kv, pl};
+                  .section = section,
+                  .get = t_get,
+                  .config_dir = dir,
+                  .host = &CFG},
+                 kv,
+                 pl};
     *inst = NULL;
     *errmsg = NULL;
     return pl->create(ctx(), &CFG.cfg, inst, errmsg);
@@ -217,8 +234,9 @@ static char *deps_of(const vsched_plugin *pl, void *inst, const char *name,
     const vsched_ctx *c = &T.ctx;
     vsched_source_out so = {0};
     vsched_deps_out d = {0};
-    EXPECT_INT(pl->executor->source(inst, c, name, kind, text, strlen(text),
-                                    &so), VSCHED_OK);
+    EXPECT_INT(
+        pl->executor->source(inst, c, name, kind, text, strlen(text), &so),
+        VSCHED_OK);
     EXPECT_INT(so.content_hash, XXH3_64bits(text, strlen(text)));
     EXPECT_INT(pl->executor->extract_deps(inst, c, name, so.snapshot, &d),
                VSCHED_OK);
@@ -278,7 +296,8 @@ static void *fs_make(const char *root, const char *follow)
 {
     FS = fs_LTX_vsched_plugin_entry();
     tkv kv[] = {{"loader", "root", root},
-                {"loader", "follow_outside", follow}, {NULL, NULL, NULL}};
+                {"loader", "follow_outside", follow},
+                {NULL, NULL, NULL}};
     void *inst;
     char *err;
     EXPECT_INT(make(FS, "loader", root, kv, &inst, &err), VSCHED_OK);
@@ -301,7 +320,8 @@ static void fs_load_reads_whole_file_including_nul_bytes(void)
     void *fs = fs_make(d, "false");
     char *bytes = NULL;
     size_t len = 0;
-    EXPECT_INT(FS->loader->load(fs, &T.ctx, "bin.dat", &bytes, &len), VSCHED_OK);
+    EXPECT_INT(FS->loader->load(fs, &T.ctx, "bin.dat", &bytes, &len),
+               VSCHED_OK);
     EXPECT_INT(len, 5);
     CU_ASSERT_TRUE(bytes != NULL && memcmp(bytes, "a\0b\0c", 5) == 0);
     free(bytes);
@@ -450,16 +470,19 @@ static void fs_loading_a_directory_is_einval_with_diag(void)
 static void fs_classify_by_extension(void)
 {
     static const char *const cases[][2] = {
-        {"a.c", "c"},         {"d/b.h", "header"}, {"x.cc", "cxx"},
-        {"x.cpp", "cxx"},     {"x.cxx", "cxx"},    {"x.hh", "header"},
-        {"x.hpp", "header"},  {"Makefile", "other"}, {"x.c.txt", "other"},
-        {"dir.c/file", "other"}, {".c", "other"},
+        {"a.c", "c"},         {"d/b.h", "header"},
+        {"x.cc", "cxx"},      {"x.cpp", "cxx"},
+        {"x.cxx", "cxx"},     {"x.hh", "header"},
+        {"x.hpp", "header"},  {"Makefile", "other"},
+        {"x.c.txt", "other"}, {"dir.c/file", "other"},
+        {".c", "other"},
     };
     char *d = tmpdir(), kind[16];
     void *fs = fs_make(d, "false");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        EXPECT_INT(FS->loader->classify(fs, &T.ctx, cases[i][0], kind,
-                                        sizeof kind), VSCHED_OK);
+        EXPECT_INT(
+            FS->loader->classify(fs, &T.ctx, cases[i][0], kind, sizeof kind),
+            VSCHED_OK);
         EXPECT_STR(kind, cases[i][1]);
     }
     EXPECT_INT(FS->loader->classify(fs, &T.ctx, "a.h", kind, 3),
@@ -531,7 +554,8 @@ static void cc_quoted_include_prefers_includer_dir_then_include_dirs(void)
     void *cc = cc_make(root, NULL, more);
     char *deps = deps_of(CC, cc, "src/a.c", "c",
                          "#include \"x.h\"\n#include \"y.h\"\n"
-                         "#include <x.h>\n", NULL);
+                         "#include <x.h>\n",
+                         NULL);
     EXPECT_STR(deps, "src/x.h include/y.h include/x.h");
     free(deps);
     CC->destroy(cc);
@@ -549,7 +573,8 @@ static void cc_angled_include_uses_include_dirs_only_and_skips_system(void)
     char *deps = deps_of(CC, cc, "src/a.c", "c",
                          "#include <stdio.h>\n#include <local.h>\n"
                          "#include <pub.h>\n#include \"missing.h\"\n"
-                         "#include <sys/types.h>\n", NULL);
+                         "#include <sys/types.h>\n",
+                         NULL);
     EXPECT_STR(deps, "include/pub.h");
     EXPECT_INT(T.dlen, 0); /* system and unresolved headers: no noise */
     free(deps);
@@ -567,7 +592,8 @@ static void cc_nested_relative_includes_resolve_to_normalised_names(void)
     void *cc = cc_make(root, NULL, NULL);
     char *deps = deps_of(CC, cc, "include/util/fmt.h", "header",
                          "#include \"base.h\"\n#include \"../greet.h\"\n"
-                         "#include \"./base.h\"\n#include \"fmt.h\"\n", NULL);
+                         "#include \"./base.h\"\n#include \"fmt.h\"\n",
+                         NULL);
     /* base.h once; fmt.h including itself is not a dependency */
     EXPECT_STR(deps, "include/util/base.h include/greet.h");
     free(deps);
@@ -579,7 +605,7 @@ static void cc_nested_relative_includes_resolve_to_normalised_names(void)
 static void cc_includes_in_comments_and_strings_are_ignored(void)
 {
     char *top, *root = cc_tree(&top);
-    const char *names[] = {"c1.h", "c2.h", "c3.h", "c4.h", "c5.h",
+    const char *names[] = {"c1.h",   "c2.h",   "c3.h",   "c4.h",  "c5.h",
                            "yes1.h", "yes2.h", "yes3.h", "yes4.h"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         put(root, names[i], "");
@@ -599,7 +625,8 @@ static void cc_includes_in_comments_and_strings_are_ignored(void)
                          "*/ int x;\n"
                          "// a line comment continued \\\n"
                          "#include \"c5.h\"\n"
-                         "#include \"yes4.h\"\n", NULL);
+                         "#include \"yes4.h\"\n",
+                         NULL);
     EXPECT_STR(deps, "yes1.h yes2.h yes3.h yes4.h");
     free(deps);
     CC->destroy(cc);
@@ -610,7 +637,7 @@ static void cc_includes_in_comments_and_strings_are_ignored(void)
 static void cc_directive_spellings_with_comments_and_continuations(void)
 {
     char *top, *root = cc_tree(&top);
-    const char *names[] = {"a.h", "b.h", "c.h", "d.h", "e.h",
+    const char *names[] = {"a.h", "b.h", "c.h",     "d.h", "e.h",
                            "f.h", "g.h", "inc/i.h", "j.h"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         put(root, names[i], "");
@@ -628,7 +655,8 @@ static void cc_directive_spellings_with_comments_and_continuations(void)
                          "\t#include\t<i.h>\n"
                          "#include \"j.h\"\r\n"
                          "#include MACRO_HEADER\n"
-                         "#define nope \"z.h\"\n", NULL);
+                         "#define nope \"z.h\"\n",
+                         NULL);
     EXPECT_STR(deps, "a.h b.h c.h d.h e.h f.h g.h inc/i.h j.h");
     free(deps);
     CC->destroy(cc);
@@ -647,7 +675,8 @@ static void cc_include_outside_root_is_not_a_dep_and_warns(void)
     char text[1024];
     snprintf(text, sizeof text,
              "#include \"../outside.h\"\n#include \"%s\"\n"
-             "#include \"link.h\"\n#include \"in.h\"\n", target);
+             "#include \"link.h\"\n#include \"in.h\"\n",
+             target);
     char *deps = deps_of(CC, cc, "a.c", "c", text, NULL);
     EXPECT_STR(deps, "in.h");
     EXPECT_INT(T.n_warn, 3);
@@ -669,7 +698,8 @@ static void cc_deps_are_deduplicated_and_equal_blockers(void)
     char *blockers;
     char *deps = deps_of(CC, cc, "m.c", "c",
                          "#include \"b.h\"\n#include \"a.h\"\n"
-                         "#include \"./b.h\"\n", &blockers);
+                         "#include \"./b.h\"\n",
+                         &blockers);
     EXPECT_STR(deps, "b.h a.h");
     EXPECT_STR(blockers, "b.h a.h");
     free(deps);
@@ -685,7 +715,8 @@ static void cc_deps_are_deduplicated_and_equal_blockers(void)
 static uint64_t cc_hash(void *cc, uint64_t content, const uint64_t *b,
                         size_t n)
 {
-    vsched_analysis_in in = {"a.c", NULL, content, b, n, sizeof(vsched_analysis_in), NULL};
+    vsched_analysis_in in = {
+        "a.c", NULL, content, b, n, sizeof(vsched_analysis_in), NULL};
     uint64_t h = 0;
     EXPECT_INT(CC->executor->analysis(cc, &T.ctx, &in, &h), VSCHED_OK);
     return h;
@@ -718,9 +749,11 @@ static int cc_build(void *cc, const char *root, const char *name,
     const char *dot = strrchr(name, '.');
     const char *kind = strcmp(dot, ".c") == 0 ? "c" : "header";
     vsched_source_out so = {0};
-    EXPECT_INT(CC->executor->source(cc, &T.ctx, name, kind, text,
-                                    strlen(text), &so), VSCHED_OK);
-    vsched_artifact_in in = {name, profile, so.snapshot, 42, sizeof(vsched_artifact_in), NULL, 0};
+    EXPECT_INT(
+        CC->executor->source(cc, &T.ctx, name, kind, text, strlen(text), &so),
+        VSCHED_OK);
+    vsched_artifact_in in = {
+        name, profile, so.snapshot, 42, sizeof(vsched_artifact_in), NULL, 0};
     memset(out, 0xAB, sizeof *out); /* the plugin must set every field */
     int rc = CC->executor->artifact(cc, &T.ctx, &in, out);
     CC->executor->snapshot_free(cc, so.snapshot);
@@ -769,7 +802,8 @@ static void cc_artifact_compiles_to_tmp_path_under_profile_dir(void)
     void *cc = cc_make(root, out, more);
     vsched_artifact_out o, o2;
     EXPECT_INT(cc_build(cc, root, "src/ok.c", "int ok(void) { return 1; }\n",
-                        "release", &o), VSCHED_OK);
+                        "release", &o),
+               VSCHED_OK);
     char *want = path2(out, "release/src/ok.c.o");
     EXPECT_STR(o.path, want);
     CU_ASSERT_TRUE(strncmp(o.tmp_path, want, strlen(want)) == 0 &&
@@ -785,7 +819,8 @@ static void cc_artifact_compiles_to_tmp_path_under_profile_dir(void)
     CU_ASSERT_NOT_EQUAL(o.artifact_hash, 0);
     EXPECT_INT(T.dlen, 0);
     EXPECT_INT(cc_build(cc, root, "src/ok.c", "int ok(void) { return 1; }\n",
-                        "debug", &o2), VSCHED_OK);
+                        "debug", &o2),
+               VSCHED_OK);
     CU_ASSERT_NOT_EQUAL(o2.artifact_hash, o.artifact_hash);
     CU_ASSERT_TRUE(strcmp(o.tmp_path, o2.tmp_path) != 0);
     out_free(&o);
@@ -811,7 +846,7 @@ static void cc_depfile_parse_takes_every_prerequisite_unescaped(void)
     size_t n = 0;
     EXPECT_INT(cc__depfile_parse(text, sizeof text - 1, &v, &n), VSCHED_OK);
     static const char *const want[] = {
-        "/r/src/a.c", "/r/include/x.h", "/r/my dir/y.h", "/r/h#1.h",
+        "/r/src/a.c", "/r/include/x.h",   "/r/my dir/y.h", "/r/h#1.h",
         "/r/cost$.h", "/r/back\\slash.h", "/r/two\\ sp.h", "/r/z.h"};
     EXPECT_INT(n, sizeof want / sizeof want[0]);
     for (size_t i = 0; i < n && i < sizeof want / sizeof want[0]; i++)
@@ -899,8 +934,7 @@ static void cc_identity_follows_the_compilers_version(void)
     tkv none[] = {{"executor", "compiler", "no-such-cc-xyz"},
                   {NULL, NULL, NULL}};
     cc = cc_make(root, NULL, none);
-    EXPECT_INT(CC->executor->identity(cc, ctx(), "release", &c),
-               VSCHED_ETOOL);
+    EXPECT_INT(CC->executor->identity(cc, ctx(), "release", &c), VSCHED_ETOOL);
     EXPECT_CONTAINS(T.diag, "cannot run 'no-such-cc-xyz'");
     CC->destroy(cc);
     free(script);
@@ -917,7 +951,8 @@ static void cc_artifact_reports_compiler_warnings(void)
     ctx();
     EXPECT_INT(cc_build(cc, root, "w.c",
                         "int f(void) { int unused_var; return 0; }\n",
-                        "release", &o), VSCHED_OK);
+                        "release", &o),
+               VSCHED_OK);
     EXPECT_INT(T.n_warn, 1);
     EXPECT_CONTAINS(T.diag, "unused_var");
     CU_ASSERT_EQUAL(access(o.tmp_path, F_OK), 0);
@@ -935,7 +970,8 @@ static void cc_compile_error_is_etool_with_compiler_message(void)
     ctx();
     EXPECT_INT(cc_build(cc, root, "src/bad.c",
                         "int f(void) { return no_such_symbol; }\n", "release",
-                        &o), VSCHED_ETOOL);
+                        &o),
+               VSCHED_ETOOL);
     CU_ASSERT_PTR_NULL(o.path);
     CU_ASSERT_PTR_NULL(o.tmp_path);
     EXPECT_INT(T.n_err, 1);
@@ -956,8 +992,7 @@ static void cc_missing_compiler_is_etool_with_cannot_run(void)
     ctx();
     EXPECT_INT(cc_build(cc, root, "a.c", "int x;\n", "release", &o),
                VSCHED_ETOOL);
-    EXPECT_CONTAINS(T.diag,
-                    "cannot run 'gcc-99': No such file or directory");
+    EXPECT_CONTAINS(T.diag, "cannot run 'gcc-99': No such file or directory");
     CC->destroy(cc);
     free(root);
     rm_rf(top);
@@ -967,7 +1002,8 @@ static void cc_missing_compiler_is_etool_with_cannot_run(void)
  * SIGTERM when `stubborn`, and blocks in sleep 30 under the same pid. */
 static char *hung_compiler(const char *top, int stubborn)
 {
-    char *script = path2(top, "hung-cc"), *pidf = path2(top, "pid"), text[1024];
+    char *script = path2(top, "hung-cc"), *pidf = path2(top, "pid"),
+         text[1024];
     snprintf(text, sizeof text,
              "#!/bin/sh\nfor a; do out=$a; done\n: > \"$out\"\n%s"
              "echo $$ > '%s'\nexec sleep 30\n",
@@ -1032,7 +1068,8 @@ static void cc_timeout_kills_a_hung_compiler(void)
     char *top, *root = cc_tree(&top), *out = path2(top, "out");
     char *script = hung_compiler(top, 0);
     tkv more[] = {{"executor", "compiler", script},
-                  {"executor", "timeout", "1"}, {NULL, NULL, NULL}};
+                  {"executor", "timeout", "1"},
+                  {NULL, NULL, NULL}};
     void *cc = cc_make(root, out, more);
     vsched_artifact_out o;
     ctx();
@@ -1075,23 +1112,27 @@ static void cc_link_job_produces_runnable_binary_with_profile_flags(void)
     tkv more[] = {{"executor", "cflags", "-DANSWER=1"},
                   {"executor", "include_dirs", "include"},
                   {"profile.debug", "cflags", "-DANSWER=42 -O0"},
-                  {"profile.debug", "libs", "-lm"}, {NULL, NULL, NULL}};
+                  {"profile.debug", "libs", "-lm"},
+                  {NULL, NULL, NULL}};
     put(root, "include/twice.h", "int twice(int);\n");
     void *cc = cc_make(root, out, more);
     vsched_artifact_out a, b, l;
     EXPECT_INT(cc_build(cc, root, "src/main.c",
                         "#include <stdio.h>\n#include <twice.h>\n"
                         "int main(void) { printf(\"answer %d\\n\", "
-                        "twice(ANSWER) / 2); return 0; }\n", "debug", &a),
+                        "twice(ANSWER) / 2); return 0; }\n",
+                        "debug", &a),
                VSCHED_OK);
     EXPECT_INT(cc_build(cc, root, "src/twice.c",
                         "#include <math.h>\n#include <twice.h>\n"
                         "int twice(int x) { return (int)(2 * fabs(x)); }\n",
-                        "debug", &b), VSCHED_OK);
+                        "debug", &b),
+               VSCHED_OK);
     publish(&a);
     publish(&b);
     const char *inputs[] = {a.path, b.path};
-    vsched_job_in job = {"link", "hello", "debug", inputs, 2, sizeof(vsched_job_in)};
+    vsched_job_in job = {"link", "hello", "debug",
+                         inputs, 2,       sizeof(vsched_job_in)};
     EXPECT_INT(CC->executor->job(cc, &T.ctx, &job, &l), VSCHED_OK);
     char *want = path2(out, "debug/hello");
     EXPECT_STR(l.path, want);
@@ -1104,7 +1145,8 @@ static void cc_link_job_produces_runnable_binary_with_profile_flags(void)
     EXPECT_INT(pclose(p), 0);
     EXPECT_STR(line, "answer 42\n");
     out_free(&l);
-    vsched_job_in bad = {"archive", "x", "debug", inputs, 2, sizeof(vsched_job_in)};
+    vsched_job_in bad = {"archive", "x", "debug",
+                         inputs,    2,   sizeof(vsched_job_in)};
     EXPECT_INT(CC->executor->job(cc, &T.ctx, &bad, &l), VSCHED_EUNSUPPORTED);
     out_free(&a), out_free(&b), free(want);
     CC->destroy(cc);
@@ -1120,10 +1162,12 @@ static void cc_link_failure_is_etool_with_linker_message(void)
     EXPECT_INT(cc_build(cc, root, "m.c",
                         "int missing_fn(void);\n"
                         "int main(void) { return missing_fn(); }\n",
-                        "release", &a), VSCHED_OK);
+                        "release", &a),
+               VSCHED_OK);
     publish(&a);
     const char *inputs[] = {a.path};
-    vsched_job_in job = {"link", "prog", "release", inputs, 1, sizeof(vsched_job_in)};
+    vsched_job_in job = {"link", "prog", "release",
+                         inputs, 1,      sizeof(vsched_job_in)};
     ctx();
     EXPECT_INT(CC->executor->job(cc, &T.ctx, &job, &l), VSCHED_ETOOL);
     CU_ASSERT_PTR_NULL(l.path);
@@ -1148,14 +1192,23 @@ typedef struct cc_job_arg {
 static void *cc_compile_thread(void *arg)
 {
     cc_job_arg *j = arg;
-    j->t.ctx = (vsched_ctx){sizeof(vsched_ctx), t_is_cancelled, t_diag,
-                            t_alloc, t_realloc, t_free, &j->t, NULL, NULL};
+    j->t.ctx = (vsched_ctx){sizeof(vsched_ctx),
+                            t_is_cancelled,
+                            t_diag,
+                            t_alloc,
+                            t_realloc,
+                            t_free,
+                            &j->t,
+                            NULL,
+                            NULL};
     vsched_source_out so = {0};
     const char *text = "int f(void) { return 7; }\n";
     j->rc = CC->executor->source(j->cc, &j->t.ctx, j->name, "c", text,
                                  strlen(text), &so);
-    vsched_artifact_in in = {j->name, j->name[4] == '0' ? "a" : "b",
-                             so.snapshot, 1, sizeof(vsched_artifact_in), NULL, 0};
+    vsched_artifact_in in = {
+        j->name, j->name[4] == '0' ? "a" : "b", so.snapshot,
+        1,       sizeof(vsched_artifact_in),    NULL,
+        0};
     if (j->rc == VSCHED_OK)
         j->rc = CC->executor->artifact(j->cc, &j->t.ctx, &in, &j->out);
     CC->executor->snapshot_free(j->cc, so.snapshot);
@@ -1165,7 +1218,9 @@ static void *cc_compile_thread(void *arg)
 static void cc_concurrent_compiles_share_one_instance(void)
 {
     char *top, *root = cc_tree(&top), *out = path2(top, "out");
-    enum { N = 6 };
+    enum {
+        N = 6
+    };
     static const char *const names[N] = {"src/0.c", "src/1.c", "src/2.c",
                                          "src/3.c", "src/4.c", "src/5.c"};
     for (int i = 0; i < N; i++)
@@ -1198,11 +1253,13 @@ static void cc_create_validates_roots_and_include_dirs(void)
     void *inst;
     const vsched_plugin *cc = cc_LTX_vsched_plugin_entry();
     /* [loader] root is relative to the config dir when source_root unset */
-    tkv rel[] = {{"loader", "root", "root"}, {"executor", "out_dir", "out"},
+    tkv rel[] = {{"loader", "root", "root"},
+                 {"executor", "out_dir", "out"},
                  {NULL, NULL, NULL}};
     EXPECT_INT(make(cc, "executor", top, rel, &inst, &err), VSCHED_OK);
     cc->destroy(inst);
-    tkv esc[] = {{"loader", "root", root}, {"executor", "out_dir", "/tmp"},
+    tkv esc[] = {{"loader", "root", root},
+                 {"executor", "out_dir", "/tmp"},
                  {"executor", "include_dirs", "include ../up"},
                  {NULL, NULL, NULL}};
     EXPECT_INT(make(cc, "executor", top, esc, &inst, &err), VSCHED_ECONFIG);
@@ -1263,7 +1320,8 @@ static void null_synthetic_graph_is_acyclic_and_deterministic(void)
         int js[64], n = 0, used = 0;
         for (char *w = deps; n < 64 && sscanf(w, " f%d%n", &js[n], &used) == 1;
              w += used, n++) {
-            CU_ASSERT_TRUE(js[n] >= 0 && js[n] < i); /* earlier only: acyclic */
+            CU_ASSERT_TRUE(js[n] >= 0 &&
+                           js[n] < i); /* earlier only: acyclic */
             for (int k = 0; k < n; k++)
                 CU_ASSERT_NOT_EQUAL(js[k], js[n]); /* deduplicated */
         }
@@ -1297,8 +1355,8 @@ static void null_synthetic_blockers_are_distinct(void)
 static void null_names_outside_the_range_are_enoent(void)
 {
     void *nl = null_make("200", "3", "1", "0", "");
-    static const char *const bad[] = {"f200", "f01", "f",  "g1",
-                                      "f-1",  "f1x", "",   "f99999999999999999999"};
+    static const char *const bad[] = {
+        "f200", "f01", "f", "g1", "f-1", "f1x", "", "f99999999999999999999"};
     char *c = NULL, *bytes, kind[8];
     size_t len;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -1325,7 +1383,8 @@ static void null_parses_dep_and_blocker_lines_of_any_file(void)
     char *blk;
     char *deps = deps_of(NL, nl, "x.c", "c",
                          "dep a.h\nblocker b.h\r\n# noise\nblocker   c.h  \n"
-                         "dep \ndeps x\nblocker\n  dep y\ndep d.h", &blk);
+                         "dep \ndeps x\nblocker\n  dep y\ndep d.h",
+                         &blk);
     EXPECT_STR(deps, "a.h b.h c.h d.h");
     EXPECT_STR(blk, "b.h c.h");
     free(deps), free(blk);
@@ -1338,7 +1397,9 @@ static int null_artifact(void *nl, const char *name, const char *profile,
     vsched_source_out so = {0};
     EXPECT_INT(NL->executor->source(nl, &T.ctx, name, "null", "", 0, &so),
                VSCHED_OK);
-    vsched_artifact_in in = {name, profile, so.snapshot, analysis, sizeof(vsched_artifact_in), NULL, 0};
+    vsched_artifact_in in = {
+        name, profile, so.snapshot, analysis, sizeof(vsched_artifact_in),
+        NULL, 0};
     memset(out, 0xAB, sizeof *out);
     int rc = NL->executor->artifact(nl, &T.ctx, &in, out);
     NL->executor->snapshot_free(nl, so.snapshot);
@@ -1368,11 +1429,13 @@ static void null_artifact_writes_nothing_and_keys_on_profile(void)
     CU_ASSERT_PTR_NULL(o.bytes);
     EXPECT_INT(o.len, 0);
     EXPECT_INT(o.artifact_hash, 0x1234 ^ XXH3_64bits("debug", 5));
-    vsched_job_in job = {"link", "all", "debug", NULL, 0, sizeof(vsched_job_in)};
+    vsched_job_in job = {"link", "all", "debug",
+                         NULL,   0,     sizeof(vsched_job_in)};
     EXPECT_INT(NL->executor->job(nl, &T.ctx, &job, &o), VSCHED_OK);
     CU_ASSERT_PTR_NULL(o.path);
     uint64_t b[] = {7, 8}, h = 0, cat[] = {3, 7, 8};
-    vsched_analysis_in in = {"f1", NULL, 3, b, 2, sizeof(vsched_analysis_in), NULL};
+    vsched_analysis_in in = {"f1", NULL, 3, b, 2, sizeof(vsched_analysis_in),
+                             NULL};
     EXPECT_INT(NL->executor->analysis(nl, &T.ctx, &in, &h), VSCHED_OK);
     EXPECT_INT(h, XXH3_64bits(cat, sizeof cat)); /* same formula as cc */
     NL->destroy(nl);
@@ -1409,11 +1472,11 @@ static void null_cost_stops_when_cancelled(void)
 {
     void *nl = null_make("10", "3", "1", "10000000", "");
     uint64_t h = 0;
-    vsched_analysis_in in = {"f1", NULL, 3, NULL, 0, sizeof(vsched_analysis_in), NULL};
+    vsched_analysis_in in = {
+        "f1", NULL, 3, NULL, 0, sizeof(vsched_analysis_in), NULL};
     ctx();
     atomic_store(&T.cancel, 1);
-    EXPECT_INT(NL->executor->analysis(nl, &T.ctx, &in, &h),
-               VSCHED_ECANCELLED);
+    EXPECT_INT(NL->executor->analysis(nl, &T.ctx, &in, &h), VSCHED_ECANCELLED);
     NL->destroy(nl);
 }
 

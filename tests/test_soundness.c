@@ -17,14 +17,9 @@
 #include "sound_world.h"
 
 static const memfs_file files[] = {
-    {"a.c", "blocker h.h\n"},
-    {"h.h", "int h;\n"},
-    {"g.c", "int g;\n"},
-    {"f.c", "int f;\n"},
-    {"x.c", "int x;\n"},
-    {"b.c", "int b;\n"},
-    {"c.c", "int c;\n"},
-    {NULL, NULL},
+    {"a.c", "blocker h.h\n"}, {"h.h", "int h;\n"}, {"g.c", "int g;\n"},
+    {"f.c", "int f;\n"},      {"x.c", "int x;\n"}, {"b.c", "int b;\n"},
+    {"c.c", "int c;\n"},      {NULL, NULL},
 };
 
 static sw_options opts(unsigned cpu_threads)
@@ -603,8 +598,8 @@ static void atomic_upsert_batch_is_never_seen_torn_by_a_root(void)
     }
     atomic_store(&rr.stop, 1);
     pthread_join(th, NULL);
-    printf("\n    captures=%lu torn=%lu backwards=%lu\n", rr.captures,
-           rr.torn, rr.backwards);
+    printf("\n    captures=%lu torn=%lu backwards=%lu\n", rr.captures, rr.torn,
+           rr.backwards);
     CU_ASSERT(rr.captures > 0);
     CU_ASSERT_EQUAL(rr.torn, 0);
     CU_ASSERT_EQUAL(rr.backwards, 0);
@@ -781,8 +776,7 @@ static void *stream(void *arg)
 static void blocker_cycle_is_reported_while_other_work_streams(void)
 {
     sw_world w;
-    sw_options o = {.files = cycle_files, .cpu_threads = 2,
-                    .cycles_fail = 1};
+    sw_options o = {.files = cycle_files, .cpu_threads = 2, .cycles_fail = 1};
     sw_start(&w, &o);
     /* Other work runs the whole time: one Artifact held running, and a
      * stream of requests of other files around it. The scheduler is
@@ -984,9 +978,8 @@ static void destroy_answers_node_waiters_first(void)
         /* Answered before anything is freed: the job ended by the
          * teardown, or by its own return once asked to stop. */
         CU_ASSERT(nw[i].rc == VSCHED_ESHUTDOWN ||
-                  (nw[i].rc == 0 &&
-                   (nw[i].info.status == VSCHED_ESHUTDOWN ||
-                    nw[i].info.status == VSCHED_ECANCELLED)));
+                  (nw[i].rc == 0 && (nw[i].info.status == VSCHED_ESHUTDOWN ||
+                                     nw[i].info.status == VSCHED_ECANCELLED)));
         vsched_node_info_clear(&nw[i].info);
     }
     vsched_pool_destroy(w.cpu);
@@ -1054,8 +1047,7 @@ static void finished_jobs_that_refer_to_each_other_are_freed(void)
                     VSCHED_NODE_FAILED);
     vsched_node_info_clear(&info);
     for (int i = 1; i < 3; i++) {
-        CU_ASSERT(sw_node_poll(w.s, ids[i], 5000, &info) >=
-                  VSCHED_NODE_DONE);
+        CU_ASSERT(sw_node_poll(w.s, ids[i], 5000, &info) >= VSCHED_NODE_DONE);
         vsched_node_info_clear(&info);
     }
     vsched_reset(w.s); /* they leave the graph */
@@ -1129,8 +1121,8 @@ static void a_blocker_cycle_of_200k_files_is_found_without_recursion(void)
     if (len != NULL && atol(len) > 1)
         chain_len = atol(len);
     sw_world w;
-    sw_options o = {.cpu_threads = 2, .content_of = chain_content,
-                    .cycles_fail = 1};
+    sw_options o = {
+        .cpu_threads = 2, .content_of = chain_content, .cycles_fail = 1};
     sw_start(&w, &o);
     vsched_handle *h = sw_submit(w.s, "c0", VSCHED_STAGE_ANALYSIS, 0);
     const vsched_result *r = NULL;
@@ -1164,8 +1156,7 @@ static void a_blocker_cycle_of_200k_files_builds_as_one_unit(void)
     vsched_handle_release(h);
     vsched_stats st;
     vsched_get_stats(w.s, &st);
-    CU_ASSERT_EQUAL(st.stage_runs[VSCHED_STAGE_ANALYSIS],
-                    (uint64_t)chain_len);
+    CU_ASSERT_EQUAL(st.stage_runs[VSCHED_STAGE_ANALYSIS], (uint64_t)chain_len);
     CU_ASSERT_EQUAL(st.edges, 0);
     sw_stop(&w);
 }
@@ -1202,8 +1193,10 @@ static void every_task_is_reported_with_its_pool_and_thread(void)
     static task_log log = {.lock = PTHREAD_MUTEX_INITIALIZER};
     log.n = 0;
     sw_world w;
-    sw_options o = {.files = traced_files, .cpu_threads = 2,
-                    .task_observer = log_task, .task_observer_user = &log};
+    sw_options o = {.files = traced_files,
+                    .cpu_threads = 2,
+                    .task_observer = log_task,
+                    .task_observer_user = &log};
     sw_start(&w, &o);
     CU_ASSERT_EQUAL(ask(w.s, "t.c", VSCHED_STAGE_ARTIFACT, NULL), 0);
     vsched_node_spec n[1] = {sw_job("j1")};
@@ -1218,8 +1211,8 @@ static void every_task_is_reported_with_its_pool_and_thread(void)
     /* t.c: load, parse, analysis, artifact; t.h: load, parse, analysis;
      * the job. */
     static const char *const want[][2] = {
-        {"t.c", "load"}, {"t.c", "parse"}, {"t.c", "analysis"},
-        {"t.c", "artifact"}, {"t.h", "load"}, {"t.h", "parse"},
+        {"t.c", "load"},     {"t.c", "parse"}, {"t.c", "analysis"},
+        {"t.c", "artifact"}, {"t.h", "load"},  {"t.h", "parse"},
         {"t.h", "analysis"}, {"j1", "test"}};
     CU_ASSERT_EQUAL(log.n, 8);
     for (size_t k = 0; k < 8; k++) {
@@ -1258,8 +1251,10 @@ static void a_stale_task_is_reported_refused(void)
     static task_log log = {.lock = PTHREAD_MUTEX_INITIALIZER};
     log.n = 0;
     sw_world w;
-    sw_options o = {.files = traced_files, .cpu_threads = 2,
-                    .task_observer = log_task, .task_observer_user = &log};
+    sw_options o = {.files = traced_files,
+                    .cpu_threads = 2,
+                    .task_observer = log_task,
+                    .task_observer_user = &log};
     sw_start(&w, &o);
     atomic_store(&sw_stubborn, 1); /* the stale run returns normally */
     sw_arm("A:t.h");
@@ -1287,7 +1282,9 @@ static void jobs_waiting_on_their_upstream_take_no_room(void)
     sw_options o = opts(2);
     o.ready_capacity = 8;
     sw_start(&w, &o);
-    enum { N = 20 };
+    enum {
+        N = 20
+    };
     vsched_node_spec n[N];
     vsched_edge_spec e[N];
     char names[N][8];
@@ -1336,9 +1333,8 @@ static void a_deadlock_through_two_holders_is_reported(void)
     sw_options o = opts(2);
     sw_start(&w, &o);
     static const char *const r[] = {"r"}, *const sres[] = {"s"};
-    vsched_node_spec n[6] = {sw_job("PA"),    sw_job("QA"),
-                             sw_job("cP"),    sw_job("cQ"),
-                             sw_job("needS"), sw_job("needR")};
+    vsched_node_spec n[6] = {sw_job("PA"), sw_job("QA"),    sw_job("cP"),
+                             sw_job("cQ"), sw_job("needS"), sw_job("needR")};
     n[0].resources = r;
     n[0].n_resources = 1;
     n[1].resources = sres;
@@ -1411,8 +1407,8 @@ static void artifact_tasks_hold_their_stage_resources(void)
                                                NULL, remote, 1),
                     VSCHED_EINVAL);
     CU_ASSERT_EQUAL(vsched_set_resource_capacity(w.s, "remote", 2), 0);
-    static const char *const keys[] = {"R:r0.c", "R:r1.c", "R:r2.c",
-                                       "R:r3.c", "R:r4.c"};
+    static const char *const keys[] = {"R:r0.c", "R:r1.c", "R:r2.c", "R:r3.c",
+                                       "R:r4.c"};
     for (int i = 0; i < 5; i++)
         sw_arm(keys[i]);
     vsched_handle *h[5];
@@ -1456,8 +1452,7 @@ static void artifact_tasks_hold_their_stage_resources(void)
     CU_ASSERT_EQUAL(vsched_resource_info(w.s, "remote", &rs), 0);
     CU_ASSERT_EQUAL(rs.in_use, 0);
     CU_ASSERT_EQUAL(rs.peak, 2);
-    CU_ASSERT_EQUAL(vsched_resource_info(w.s, "nothing", &rs),
-                    VSCHED_ENOENT);
+    CU_ASSERT_EQUAL(vsched_resource_info(w.s, "nothing", &rs), VSCHED_ENOENT);
     const char *names[8];
     size_t n = vsched_resource_names(w.s, names, 8);
     CU_ASSERT_EQUAL(n, 1);
@@ -1591,7 +1586,6 @@ static void dedupe_hook_is_probed_for_a_request_too(void)
     sw_stop(&w);
 }
 
-
 /* ---- 19. bounded read-ahead ------------------------------------------------ */
 
 /* Loads run ahead of parsing by a bounded window: with the one CPU thread
@@ -1640,8 +1634,10 @@ static void loads_run_ahead_of_parsing_by_a_bounded_window(void)
     atomic_store(&ra_loads, 0);
     atomic_store(&ra_urgent_loaded, 0);
     sw_world w;
-    sw_options o = {.cpu_threads = 1, .io_threads = 1,
-                    .content_of = ra_content, .task_observer = ra_observe};
+    sw_options o = {.cpu_threads = 1,
+                    .io_threads = 1,
+                    .content_of = ra_content,
+                    .task_observer = ra_observe};
     sw_start(&w, &o);
     char name[32];
     for (int i = 0; i < 200; i++) {
@@ -1717,8 +1713,7 @@ static const vr_cu_test tests[] = {
      ready_depth_max_tracks_the_ready_queue_depth},
     {"join_callback_fires_once_even_when_it_supersedes_its_file",
      join_callback_fires_once_even_when_it_supersedes_its_file},
-    {"destroy_answers_node_waiters_first",
-     destroy_answers_node_waiters_first},
+    {"destroy_answers_node_waiters_first", destroy_answers_node_waiters_first},
     {"superseded_and_removed_objects_are_reclaimed",
      superseded_and_removed_objects_are_reclaimed},
     {"finished_jobs_that_refer_to_each_other_are_freed",

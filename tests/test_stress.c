@@ -77,7 +77,7 @@ typedef struct worker {
     vsched *s;
     uint64_t rng;
     unsigned long ops;
-    outcome *seen;      /* every finished request's result */
+    outcome *seen; /* every finished request's result */
     size_t n_seen, cap_seen;
     unsigned long illegal;
 } worker;
@@ -158,8 +158,7 @@ static void random_operations_keep_every_invariant(void)
         table[i] = (mem_file){names[i], contents[i]};
     }
     table[N_FILES] = (mem_file){NULL, NULL};
-    printf("\n    seed=%lu threads=%lu ops/thread=%lu\n", seed, nthreads,
-           ops);
+    printf("\n    seed=%lu threads=%lu ops/thread=%lu\n", seed, nthreads, ops);
 
     vsched *s = start_with(table, 2, 64, NULL);
     pthread_t th[64];

@@ -192,7 +192,8 @@ static void broken_links_are_kept_and_unreadable_directories_reported(void)
     CU_ASSERT_EQUAL(vr_glob_expand(tree, "src/ld/*.c", &v, &n, &bad), 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(bad);
     CU_ASSERT_PTR_NOT_NULL(strstr(bad, "cannot read directory "));
-    CU_ASSERT_PTR_NOT_NULL(strstr(bad, "/src/ld: Too many levels of symbolic links"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(bad, "/src/ld: Too many levels of symbolic links"));
     free(bad);
     free(v);
     char cmd[600];

@@ -122,8 +122,7 @@ static uint64_t unit_of_four(const char *first, seen out[4])
 
 static void a_cycle_grown_through_another_is_one_unit_in_any_order(void)
 {
-    static const char *const firsts[] = {"a.h", "b.h", "x.h", "y.h",
-                                         "top.c"};
+    static const char *const firsts[] = {"a.h", "b.h", "x.h", "y.h", "top.c"};
     uint64_t u0 = 0;
     for (size_t k = 0; k < sizeof firsts / sizeof firsts[0]; k++) {
         seen m[4];
@@ -316,8 +315,10 @@ static void an_edit_that_breaks_the_cycle_leaves_plain_analyses(void)
 
 /* Two separate cycles, then edits that join them into one. */
 static const memfs_file two_pairs[] = {
-    {"a.h", "blocker b.h\n"}, {"b.h", "blocker a.h\n"},
-    {"c.h", "blocker d.h\n"}, {"d.h", "blocker c.h\n"},
+    {"a.h", "blocker b.h\n"},
+    {"b.h", "blocker a.h\n"},
+    {"c.h", "blocker d.h\n"},
+    {"d.h", "blocker c.h\n"},
     {NULL, NULL},
 };
 

@@ -36,14 +36,13 @@ static memfs world = {NULL, MEMFS_REALPATH_NO_DOTDOT, world_load,
 
 /* ---- the recording executor --------------------------------------------- */
 
-
 pthread_mutex_t rec_lock = PTHREAD_MUTEX_INITIALIZER;
 event events[4096];
 size_t n_events;
 atomic_int artifact_delay_us; /* makes some artifacts slow */
 const char *fail_artifact;
 int cycles_fail;
-const vsched_loader_ops *loader_override;    /* this file's Artifact fails */
+const vsched_loader_ops *loader_override; /* this file's Artifact fails */
 void (*stage_hook)(char stage, const char *name, const vsched_ctx *ctx);
 const char *(*classify_hook)(const char *name);
 
@@ -117,8 +116,7 @@ static int rec_analysis(void *inst, const vsched_ctx *ctx,
 }
 
 static int rec_artifact(void *inst, const vsched_ctx *ctx,
-                        const vsched_artifact_in *in,
-                        vsched_artifact_out *out)
+                        const vsched_artifact_in *in, vsched_artifact_out *out)
 {
     int us = atomic_load(&artifact_delay_us);
     if (us > 0 && in->name[0] == 's') { /* "slow..." files */
@@ -162,7 +160,6 @@ void cancel_on_failure(void *user, const vsched_event *ev)
         vsched_cancel(observed, "stopped after a failure");
 }
 
-
 vsched *start(const mem_file *files, unsigned cpu_threads)
 {
     return start_with(files, cpu_threads, 0, NULL);
@@ -202,13 +199,12 @@ void stop(vsched *s)
 }
 
 int request(vsched *s, const char *name, vsched_stage stage,
-                   const vsched_result **res, vsched_handle **h)
+            const vsched_result **res, vsched_handle **h)
 {
     vsched_request r = REQ(name, stage, 0);
     CU_ASSERT_FATAL(vsched_submit_request(s, &r, h) == 0);
     return vsched_wait(*h, res);
 }
-
 
 void assert_occupancy_zero(const vsched_stats *st)
 {

@@ -21,7 +21,9 @@
 
 /* A request for `stage` of `name` in profile "release". */
 #define REQ(n, st, prio)                                                      \
-    ((vsched_request){.name = (n), .stage = (st), .profile = "release",       \
+    ((vsched_request){.name = (n),                                            \
+                      .stage = (st),                                          \
+                      .profile = "release",                                   \
                       .priority = (prio)})
 
 /* A source: {NULL, NULL} ends a table. */
@@ -40,14 +42,13 @@ extern atomic_int artifact_delay_us; /* delay of "slow*" files' Artifact */
 extern const char *fail_artifact;    /* this file's Artifact fails */
 extern int cycles_fail; /* options.blocker_cycles_fail of the next start */
 extern const vsched_loader_ops *loader_override; /* next start's loader */
-extern vsched_pool *cpu, *io;        /* pools of the running scheduler */
+extern vsched_pool *cpu, *io; /* pools of the running scheduler */
 
 /* When set, the loader's classification of a name (else by extension). */
 extern const char *(*classify_hook)(const char *name);
 
 /* Called before each stage's work ('L', 'S', 'A', 'R'), on the worker. */
-extern void (*stage_hook)(char stage, const char *name,
-                          const vsched_ctx *ctx);
+extern void (*stage_hook)(char stage, const char *name, const vsched_ctx *ctx);
 
 void record(char stage, const char *name);
 /* Index of the first event (stage, name), or -1. */

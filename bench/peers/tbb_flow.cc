@@ -32,7 +32,8 @@
 #include <tbb/flow_graph.h>
 #include <tbb/global_control.h>
 
-namespace {
+namespace
+{
 
 namespace flow = tbb::flow;
 using node = flow::continue_node<flow::continue_msg>;

@@ -93,9 +93,10 @@ extern "C" {
 #ifndef VSCHED_PLUGIN_TARGET_MINOR
 #define VSCHED_PLUGIN_TARGET_MINOR VSCHED_PLUGIN_ABI_MINOR
 #endif
-#if VSCHED_PLUGIN_TARGET_MINOR < 0 || \
+#if VSCHED_PLUGIN_TARGET_MINOR < 0 ||                                         \
     VSCHED_PLUGIN_TARGET_MINOR > VSCHED_PLUGIN_ABI_MINOR
-#error "VSCHED_PLUGIN_TARGET_MINOR must name a minor of this header (0..VSCHED_PLUGIN_ABI_MINOR)"
+#error                                                                        \
+    "VSCHED_PLUGIN_TARGET_MINOR must name a minor of this header (0..VSCHED_PLUGIN_ABI_MINOR)"
 #endif
 
 /* The exported entry symbol's name. A plugin defines it with
@@ -219,8 +220,7 @@ struct vsched_ctx {
      * it is not thread-safe; executor before loader, never the reverse). */
     int (*load)(const vsched_ctx *ctx, const char *name, char **bytes,
                 size_t *len);
-    int (*realpath)(const vsched_ctx *ctx, const char *name,
-                    char **canonical);
+    int (*realpath)(const vsched_ctx *ctx, const char *name, char **canonical);
 #endif
 };
 
@@ -245,12 +245,12 @@ typedef enum vsched_key_type {
 #define VSCHED_KEY_PER_PROFILE 0x2u /* may be overridden in [profile.NAME] */
 
 typedef struct vsched_key {
-    const char *name;    /* INI key */
+    const char *name; /* INI key */
     vsched_key_type type;
-    const char *dflt;    /* default value as INI text, or NULL for none */
-    const char *help;    /* one line */
-    long long min, max;  /* inclusive range for VSCHED_KEY_INT */
-    unsigned flags;      /* VSCHED_KEY_* */
+    const char *dflt;   /* default value as INI text, or NULL for none */
+    const char *help;   /* one line */
+    long long min, max; /* inclusive range for VSCHED_KEY_INT */
+    unsigned flags;     /* VSCHED_KEY_* */
 } vsched_key;
 
 /* Read access to the validated configuration, handed to create(). Values
@@ -354,9 +354,9 @@ typedef struct vsched_source_out {
 /* Result of extract_deps. Every array and string is ctx->alloc'ed and
  * host-owned. Names are source names relative to the loader root. */
 typedef struct vsched_deps_out {
-    char **deps;       /* forward dependencies (ingested, loaded) */
+    char **deps; /* forward dependencies (ingested, loaded) */
     size_t n_deps;
-    char **blockers;   /* files whose Analysis gates this file's Analysis
+    char **blockers; /* files whose Analysis gates this file's Analysis
                           and Artifact */
     size_t n_blockers;
 } vsched_deps_out;
@@ -374,8 +374,8 @@ typedef struct vsched_blocker_in {
 
 /* Input of the Analysis stage. */
 typedef struct vsched_analysis_in {
-    const char *name;            /* borrowed */
-    const void *snapshot;        /* borrowed; from source() */
+    const char *name;     /* borrowed */
+    const void *snapshot; /* borrowed; from source() */
     uint64_t content_hash;
     const uint64_t *blocker_hashes; /* borrowed; analysis hashes of the
                                        blockers, in extract_deps order */
@@ -392,9 +392,9 @@ typedef struct vsched_analysis_in {
 
 /* Input of the Artifact stage. */
 typedef struct vsched_artifact_in {
-    const char *name;          /* borrowed */
-    const char *profile;       /* borrowed; profile name */
-    const void *snapshot;      /* borrowed */
+    const char *name;     /* borrowed */
+    const char *profile;  /* borrowed; profile name */
+    const void *snapshot; /* borrowed */
     uint64_t analysis_hash;
 #if VSCHED_PLUGIN_TARGET_MINOR >= 1
     size_t size; /* Since 1.1: sizeof(vsched_artifact_in) as the host
@@ -417,9 +417,9 @@ typedef struct vsched_artifact_in {
  * produces no file (a test executor) leaves path, tmp_path and bytes NULL.
  * All ctx->alloc'ed, host-owned. */
 typedef struct vsched_artifact_out {
-    char *path;      /* final output path (absolute) */
-    char *tmp_path;  /* where the plugin wrote it, or NULL */
-    char *bytes;     /* output bytes when tmp_path is NULL */
+    char *path;     /* final output path (absolute) */
+    char *tmp_path; /* where the plugin wrote it, or NULL */
+    char *bytes;    /* output bytes when tmp_path is NULL */
     size_t len;
     uint64_t artifact_hash; /* key of what was produced (0 if unknown) */
 
@@ -442,7 +442,7 @@ typedef struct vsched_artifact_out {
  * ctx->alloc'ed and host-owned once set, also on failure; argv's strings
  * too. All NULL/0 when the file has no command (a header). */
 typedef struct vsched_command_out {
-    char **argv;     /* argc strings and a NULL: the tool and its arguments
+    char **argv; /* argc strings and a NULL: the tool and its arguments
                         as they would run, naming the final output (never a
                         temporary) and leaving out what only a run of the
                         host needs (cc: its -MD depfile, the launcher) */
@@ -455,10 +455,10 @@ typedef struct vsched_command_out {
 
 /* A generic graph job (e.g. a link step). */
 typedef struct vsched_job_in {
-    const char *kind;           /* borrowed; job kind, e.g. "link" */
-    const char *name;           /* borrowed; job name, e.g. "hello" */
-    const char *profile;        /* borrowed */
-    const char *const *inputs;  /* borrowed; artifact paths */
+    const char *kind;          /* borrowed; job kind, e.g. "link" */
+    const char *name;          /* borrowed; job name, e.g. "hello" */
+    const char *profile;       /* borrowed */
+    const char *const *inputs; /* borrowed; artifact paths */
     size_t n_inputs;
 #if VSCHED_PLUGIN_TARGET_MINOR >= 1
     size_t size; /* Since 1.1: sizeof(vsched_job_in) as the host knows it */
@@ -559,8 +559,8 @@ typedef struct vsched_plugin {
     const char *name;    /* short name, [a-z0-9_-]+ */
     const char *version; /* the plugin's own version */
     const char *description; /* one line */
-    unsigned roles;      /* VSCHED_ROLE_* */
-    unsigned flags;      /* VSCHED_PLUGIN_* */
+    unsigned roles;          /* VSCHED_ROLE_* */
+    unsigned flags;          /* VSCHED_PLUGIN_* */
 
     const vsched_key *schema; /* accepted keys of the plugin's section */
     size_t n_schema;
@@ -571,8 +571,8 @@ typedef struct vsched_plugin {
      * (1.1) points it at a key's line. Diagnostics through ctx->diag are
      * shown to the user tagged with the severity and the plugin's name
      * ("warning: plugin 'NAME': FILE:LINE: message"). */
-    int (*create)(const vsched_ctx *ctx, const vsched_config *cfg,
-                  void **inst, char **errmsg);
+    int (*create)(const vsched_ctx *ctx, const vsched_config *cfg, void **inst,
+                  char **errmsg);
     /* Required. Destroy an instance. */
     void (*destroy)(void *inst);
 

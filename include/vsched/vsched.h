@@ -105,9 +105,9 @@ typedef struct vsched_executor_binding {
 /* What an observer hears: one stage of one file finished. */
 typedef struct vsched_event {
     vsched_stage stage;
-    const char *name;          /* canonical source name */
-    const char *profile;       /* Artifact only, else NULL */
-    int status;                /* 0 or negative vsched_status */
+    const char *name;                 /* canonical source name */
+    const char *profile;              /* Artifact only, else NULL */
+    int status;                       /* 0 or negative vsched_status */
     uint64_t started_ns, finished_ns; /* monotonic */
 } vsched_event;
 
@@ -115,17 +115,17 @@ typedef struct vsched_event {
  * or parse, an Analysis or Artifact executor call, or a job -- with the
  * thread that ran it and when. */
 typedef struct vsched_task_event {
-    uint64_t node;             /* graph node id of the stage or job */
-    vsched_stage stage;        /* file stages (jobs: VSCHED_STAGE_ARTIFACT) */
+    uint64_t node;      /* graph node id of the stage or job */
+    vsched_stage stage; /* file stages (jobs: VSCHED_STAGE_ARTIFACT) */
     int is_job;
-    const char *name;          /* canonical source name, or the job's name */
-    const char *profile;       /* Artifact only, else NULL */
-    const char *step;          /* "load", "parse", "analysis", "artifact",
+    const char *name;      /* canonical source name, or the job's name */
+    const char *profile;   /* Artifact only, else NULL */
+    const char *step;      /* "load", "parse", "analysis", "artifact",
                                   or the job's kind */
-    vsched_pool_kind pool;     /* the pool whose thread ran it */
-    int worker;                /* vsched_pool_current_worker() of it */
-    int status;                /* the task's own result (0 or negative) */
-    int refused;               /* 1: its result was stale and refused */
+    vsched_pool_kind pool; /* the pool whose thread ran it */
+    int worker;            /* vsched_pool_current_worker() of it */
+    int status;            /* the task's own result (0 or negative) */
+    int refused;           /* 1: its result was stale and refused */
     uint64_t started_ns, finished_ns; /* monotonic: the run itself */
 } vsched_task_event;
 
@@ -145,12 +145,12 @@ typedef void (*vsched_task_observer_fn)(void *user,
 typedef void (*vsched_observer_fn)(void *user, const vsched_event *ev);
 
 typedef struct vsched_options {
-    size_t size;               /* sizeof(vsched_options) */
-    vsched_pool *cpu_pool;     /* required; stage execution */
-    vsched_pool *io_pool;      /* required; source loading */
+    size_t size;           /* sizeof(vsched_options) */
+    vsched_pool *cpu_pool; /* required; stage execution */
+    vsched_pool *io_pool;  /* required; source loading */
     vsched_loader_binding loader;
     vsched_executor_binding executor;
-    size_t inbox_capacity;     /* 0 = 1024 */
+    size_t inbox_capacity;       /* 0 = 1024 */
     vsched_observer_fn observer; /* optional */
     void *observer_user;
     /* Job graph: bound of the ready queue of jobs (vsched_submit_dag);
@@ -189,11 +189,11 @@ typedef void (*vsched_join_fn)(void *user, const char *name,
                                vsched_stage stage);
 
 typedef struct vsched_request {
-    const char *name;     /* source name; copied */
+    const char *name; /* source name; copied */
     vsched_stage stage;
-    const char *profile;  /* Artifact only; copied */
-    int priority;         /* higher runs first; 0 is normal */
-    unsigned flags;       /* VSCHED_REQ_* */
+    const char *profile; /* Artifact only; copied */
+    int priority;        /* higher runs first; 0 is normal */
+    unsigned flags;      /* VSCHED_REQ_* */
     /* VSCHED_REQ_CONTENT: new content of the source (copied). Admission
      * advances the file's generation and supersedes older work in the same
      * critical section; Source then parses this content instead of
@@ -216,7 +216,7 @@ typedef struct vsched_batch vsched_batch;
 /* A diagnostic reported by a plugin while serving a request. */
 typedef struct vsched_diag {
     vsched_severity severity;
-    const char *file;     /* may be NULL */
+    const char *file; /* may be NULL */
     unsigned line;
     const char *message;
 } vsched_diag;
@@ -240,7 +240,7 @@ typedef struct vsched_result {
     size_t n_deps;
     const char *const *blockers; /* blockers found by Source, canonical */
     size_t n_blockers;
-    const vsched_diag *diags;  /* diagnostics of the failing or final stage */
+    const vsched_diag *diags; /* diagnostics of the failing or final stage */
     size_t n_diags;
     uint64_t started_ns, finished_ns; /* monotonic; stage work of this file */
     /* The hash of the blocker cycle whose unit built this file's Analysis
@@ -265,8 +265,8 @@ VSCHED_API int vsched_submit_batch(vsched *s, const vsched_request *reqs,
                                    size_t n, vsched_batch **out);
 /* Submit n requests as ONE inbox item admitted in one critical section. */
 VSCHED_API int vsched_submit_batch_atomic(vsched *s,
-                                          const vsched_request *reqs,
-                                          size_t n, vsched_batch **out);
+                                          const vsched_request *reqs, size_t n,
+                                          vsched_batch **out);
 /* Wait for every request of a batch; res[i] (owned by the batch) is the
  * result of reqs[i]. Never returns a partial set. */
 VSCHED_API int vsched_wait_batch(vsched_batch *b, const vsched_result **res);
@@ -382,30 +382,30 @@ VSCHED_API int vsched_get_artifact(vsched *s, const char *name,
 
 /* Counters; a snapshot, consistent with itself. */
 typedef struct vsched_stats {
-    uint64_t submit_count;         /* inbox submissions (a batch counts 1) */
-    uint64_t batch_submissions;    /* vsched_account_batch_submission calls */
+    uint64_t submit_count;      /* inbox submissions (a batch counts 1) */
+    uint64_t batch_submissions; /* vsched_account_batch_submission calls */
     uint64_t dedup_joins;
     uint64_t stale_completion_refusals;
     uint64_t inbox_depth_max;
-    uint64_t ready_depth_max;      /* most vsched_ready_queue_depth ever */
-    uint64_t files;                /* live file nodes */
-    uint64_t graph_nodes;          /* nodes in the graph: current stages
+    uint64_t ready_depth_max;  /* most vsched_ready_queue_depth ever */
+    uint64_t files;            /* live file nodes */
+    uint64_t graph_nodes;      /* nodes in the graph: current stages
                                       of live files, unfinished jobs, and
                                       the recent finished jobs */
-    uint64_t edges;                /* live dependency edges */
-    uint64_t edges_capacity;       /* backing slots of the edge lists */
-    uint64_t waiters;              /* parked request waiters */
-    uint64_t waiters_capacity;     /* backing slots of the waiter lists */
-    uint64_t blockers;             /* recorded blocker references */
+    uint64_t edges;            /* live dependency edges */
+    uint64_t edges_capacity;   /* backing slots of the edge lists */
+    uint64_t waiters;          /* parked request waiters */
+    uint64_t waiters_capacity; /* backing slots of the waiter lists */
+    uint64_t blockers;         /* recorded blocker references */
     uint64_t blockers_capacity;
-    uint64_t source_versions;      /* versions held by the source root */
-    uint64_t live_roots;           /* captured roots not yet released */
-    uint64_t retired_pending;      /* retired file objects and nodes still
+    uint64_t source_versions; /* versions held by the source root */
+    uint64_t live_roots;      /* captured roots not yet released */
+    uint64_t retired_pending; /* retired file objects and nodes still
                                       held by in-flight work (freed when
                                       it returns) */
-    uint64_t stage_runs[3];        /* executed Source/Analysis/Artifact */
+    uint64_t stage_runs[3];   /* executed Source/Analysis/Artifact */
     uint64_t stage_failures[3];
-    uint64_t cycle_units;          /* blocker cycles built as one unit
+    uint64_t cycle_units; /* blocker cycles built as one unit
                                       (formed, merged ones included) */
 } vsched_stats;
 
@@ -445,10 +445,10 @@ VSCHED_API const char *vsched_gate_name(vsched_gate gate);
 
 /* The outcome of a submission attempt. */
 typedef enum vsched_admission {
-    VSCHED_ADMITTED = 0,       /* inserted; ids are valid */
-    VSCHED_DEDUPE_JOINED = 1,  /* the dedupe hook found a live flight; nothing
+    VSCHED_ADMITTED = 0,      /* inserted; ids are valid */
+    VSCHED_DEDUPE_JOINED = 1, /* the dedupe hook found a live flight; nothing
                                   was inserted; see `joiner` */
-    VSCHED_BACKPRESSURED = 2   /* the ready queue is full; nothing changed */
+    VSCHED_BACKPRESSURED = 2  /* the ready queue is full; nothing changed */
 } vsched_admission;
 
 /* A node reference in a submission: the i-th node of this submission, the
@@ -486,23 +486,23 @@ VSCHED_API void vsched_token_cancel(vsched_token *tok, const char *reason);
 VSCHED_API int vsched_token_is_cancelled(const vsched_token *tok);
 
 typedef enum vsched_spec_kind {
-    VSCHED_SPEC_JOB = 0,      /* a job run by the executor's `job` op */
-    VSCHED_SPEC_ARTIFACT = 1  /* the Artifact(name, profile) file stage:
+    VSCHED_SPEC_JOB = 0,     /* a job run by the executor's `job` op */
+    VSCHED_SPEC_ARTIFACT = 1 /* the Artifact(name, profile) file stage:
                                  found or admitted, never a new kind of
                                  work; its id is the stage node's id */
 } vsched_spec_kind;
 
 typedef struct vsched_node_spec {
     vsched_spec_kind what;
-    const char *kind;     /* JOB: job kind for the executor ("link") */
-    const char *name;     /* JOB: job name; ARTIFACT: source name */
-    const char *profile;  /* JOB: handed to the op (may be NULL);
+    const char *kind;    /* JOB: job kind for the executor ("link") */
+    const char *name;    /* JOB: job name; ARTIFACT: source name */
+    const char *profile; /* JOB: handed to the op (may be NULL);
                              ARTIFACT: required */
     /* JOB: inputs handed to the op before the outputs of its
      * after-success upstream nodes (copied). */
     const char *const *inputs;
     size_t n_inputs;
-    int priority;         /* higher runs first; inherited by upstream */
+    int priority; /* higher runs first; inherited by upstream */
     /* JOB: structural parent (a JOB), or VSCHED_REF_NONE. A local parent
      * must be named before its children. */
     int64_t parent;
@@ -510,8 +510,8 @@ typedef struct vsched_node_spec {
      * (copied; an unconfigured name has capacity 1). */
     const char *const *resources;
     size_t n_resources;
-    vsched_sem *sem;      /* JOB: optional CPU concurrency semaphore */
-    vsched_token *token;  /* JOB: optional cancellation token */
+    vsched_sem *sem;     /* JOB: optional CPU concurrency semaphore */
+    vsched_token *token; /* JOB: optional cancellation token */
     /* JOB: optional in-graph dedupe key: a live job with the same key (in
      * the graph or earlier in this submission) is reused -- its id comes
      * back and this spec's edges into it are dropped. */
@@ -519,8 +519,8 @@ typedef struct vsched_node_spec {
 } vsched_node_spec;
 
 typedef struct vsched_edge_spec {
-    int64_t from;         /* a local reference or an existing id */
-    int64_t to;           /* a local JOB reference */
+    int64_t from; /* a local reference or an existing id */
+    int64_t to;   /* a local JOB reference */
     vsched_gate gate;
 } vsched_edge_spec;
 
@@ -544,20 +544,17 @@ VSCHED_API int vsched_request_key(vsched *s, const vsched_request *req,
  * VSCHED_DEDUPE_JOINED, *joiner is its joiner, *out is NULL and nothing is
  * submitted; else the request is submitted (VSCHED_ADMITTED). hook may be
  * NULL (the no-op hook). */
-VSCHED_API int vsched_submit_request_hooked(vsched *s,
-                                            const vsched_request *req,
-                                            const vsched_dedupe_hook *hook,
-                                            vsched_admission *admission,
-                                            void **joiner,
-                                            vsched_handle **out);
+VSCHED_API int vsched_submit_request_hooked(
+    vsched *s, const vsched_request *req, const vsched_dedupe_hook *hook,
+    vsched_admission *admission, void **joiner, vsched_handle **out);
 
 typedef struct vsched_dag {
     const vsched_node_spec *nodes;
     size_t n_nodes;
     const vsched_edge_spec *edges;
     size_t n_edges;
-    const char *key;                 /* identity probed through hook */
-    const vsched_dedupe_hook *hook;  /* NULL: the no-op hook */
+    const char *key;                /* identity probed through hook */
+    const vsched_dedupe_hook *hook; /* NULL: the no-op hook */
     /* When the ready queue of jobs has no room: 1 waits for room, 0 answers
      * VSCHED_BACKPRESSURED. (Called from the driver thread -- an observer
      * or join callback -- or a pool worker, it never waits.) */
@@ -618,8 +615,8 @@ VSCHED_API size_t vsched_resource_names(vsched *s, const char **names,
 VSCHED_API size_t vsched_ready_queue_depth(vsched *s);
 
 typedef enum vsched_node_state {
-    VSCHED_NODE_PENDING = 0,  /* gates not yet fired */
-    VSCHED_NODE_READY = 1,    /* queued: waits for a worker, resource or
+    VSCHED_NODE_PENDING = 0, /* gates not yet fired */
+    VSCHED_NODE_READY = 1,   /* queued: waits for a worker, resource or
                                  permit */
     VSCHED_NODE_RUNNING = 2,
     VSCHED_NODE_DONE = 3,
@@ -634,26 +631,24 @@ VSCHED_API const char *vsched_node_state_name(vsched_node_state st);
 typedef struct vsched_node_info {
     uint64_t id;
     vsched_node_state state;
-    int status;               /* 0 or negative vsched_status */
-    int priority;             /* effective (inherited) priority */
+    int status;                       /* 0 or negative vsched_status */
+    int priority;                     /* effective (inherited) priority */
     uint64_t started_ns, finished_ns; /* monotonic; 0 until then */
-    char *name;               /* job name or source name */
-    char *message;            /* reason when status != 0, else NULL */
-    char *failed_dep;         /* the upstream failure that cancelled it */
-    char *output;             /* produced path, or NULL */
-    vsched_diag *diags;       /* the executor's diagnostics of its run */
+    char *name;                       /* job name or source name */
+    char *message;                    /* reason when status != 0, else NULL */
+    char *failed_dep;   /* the upstream failure that cancelled it */
+    char *output;       /* produced path, or NULL */
+    vsched_diag *diags; /* the executor's diagnostics of its run */
     size_t n_diags;
 } vsched_node_info;
 
-VSCHED_API int vsched_node_get(vsched *s, uint64_t id,
-                               vsched_node_info *out);
+VSCHED_API int vsched_node_get(vsched *s, uint64_t id, vsched_node_info *out);
 /* Block until the node is terminal, then fill *out. VSCHED_ENOENT when the
  * id does not resolve (or stops resolving: a reset); VSCHED_ESHUTDOWN when
  * vsched_destroy runs meanwhile (it answers every node waiter before it
  * frees anything). Not from an observer, a join callback or a pool
  * worker. */
-VSCHED_API int vsched_node_wait(vsched *s, uint64_t id,
-                                vsched_node_info *out);
+VSCHED_API int vsched_node_wait(vsched *s, uint64_t id, vsched_node_info *out);
 VSCHED_API void vsched_node_info_clear(vsched_node_info *info);
 
 /* JSON projection of the whole graph (nodes with state, outcome, times,

@@ -32,13 +32,12 @@ static const vsched_key cc_schema[] = {
      "include directories, as source names relative to the loader root", 0, 0,
      0},
     {"source_root", VSCHED_KEY_PATH, NULL,
-     "directory the source names are relative to (default: [loader] root)",
-     0, 0, 0},
-    {"out_dir", VSCHED_KEY_PATH, NULL, "directory receiving the outputs", 0,
-     0, VSCHED_KEY_REQUIRED},
+     "directory the source names are relative to (default: [loader] root)", 0,
+     0, 0},
+    {"out_dir", VSCHED_KEY_PATH, NULL, "directory receiving the outputs", 0, 0,
+     VSCHED_KEY_REQUIRED},
     {"launcher", VSCHED_KEY_LIST, "",
-     "command prefixed to compiles: ccache, distcc or ccache distcc", 0, 0,
-     0},
+     "command prefixed to compiles: ccache, distcc or ccache distcc", 0, 0, 0},
     {"distcc_hosts", VSCHED_KEY_STRING, NULL,
      "distcc host list for the compiles (default: DISTCC_HOSTS, "
      "~/.distcc/hosts, /etc/distcc/hosts)",
@@ -189,9 +188,9 @@ static int cc_source(void *inst, const vsched_ctx *ctx, const char *name,
                      const char *kind, const char *bytes, size_t len,
                      vsched_source_out *out)
 {
-    int scan = kind != NULL && (strcmp(kind, "c") == 0 ||
-                                strcmp(kind, "cxx") == 0 ||
-                                strcmp(kind, "header") == 0);
+    int scan =
+        kind != NULL && (strcmp(kind, "c") == 0 || strcmp(kind, "cxx") == 0 ||
+                         strcmp(kind, "header") == 0);
     cc_snap *snap;
     int rc = cc__scan(inst, ctx, name, scan ? bytes : NULL, len, &snap);
     if (rc != VSCHED_OK)
@@ -420,4 +419,7 @@ static const vsched_plugin cc_plugin = {
 };
 
 /* The cc plugin's descriptor (static storage, never NULL). */
-VSCHED_PLUGIN_DEFINE(cc) { return &cc_plugin; }
+VSCHED_PLUGIN_DEFINE(cc)
+{
+    return &cc_plugin;
+}

@@ -48,25 +48,25 @@ typedef struct cc_inst {
     char *root;               /* canonical source root, absolute */
     char *out_dir;            /* absolute */
     char *compiler;
-    char *ar;                 /* archiver of static targets */
-    cc_words launcher;        /* words before the compiler (launcher.c) */
-    char **env;               /* the children's environment; NULL: environ */
-    int remote;               /* the launcher sends compiles to distcc */
-    cc_words include_dirs;    /* normalised source names under root */
-    long long timeout;        /* seconds, 0 = none */
+    char *ar;              /* archiver of static targets */
+    cc_words launcher;     /* words before the compiler (launcher.c) */
+    char **env;            /* the children's environment; NULL: environ */
+    int remote;            /* the launcher sends compiles to distcc */
+    cc_words include_dirs; /* normalised source names under root */
+    long long timeout;     /* seconds, 0 = none */
     pthread_mutex_t lock;
-    cc_profile *profiles;     /* guarded by lock */
-    unsigned long counter;    /* temporary-name counter (atomic ops) */
-    int have_identity;        /* guarded by lock: identity is computed */
-    int identity_rc;          /* guarded by lock: its status */
-    uint64_t identity;        /* guarded by lock: the compiler's identity */
+    cc_profile *profiles;  /* guarded by lock */
+    unsigned long counter; /* temporary-name counter (atomic ops) */
+    int have_identity;     /* guarded by lock: identity is computed */
+    int identity_rc;       /* guarded by lock: its status */
+    uint64_t identity;     /* guarded by lock: the compiler's identity */
 } cc_inst;
 
 /* The snapshot of one source: its resolved includes, in first-seen order.
  * One malloc block (names stored after the array). */
 typedef struct cc_snap {
     uint64_t content_hash;
-    char kind[16];   /* the loader's classification, truncated */
+    char kind[16]; /* the loader's classification, truncated */
     size_t n;
     char *inc[];
 } cc_snap;
@@ -133,9 +133,9 @@ CC__HIDDEN int cc__identity(void *inst, const vsched_ctx *ctx,
  * runs, without the launcher and the depfile flags, naming the final
  * output; empty for kinds other than "c"/"cxx". Touches no file. Returns
  * 0, VSCHED_EINVAL (an output name it cannot make) or VSCHED_ENOMEM. */
-CC__HIDDEN int cc__command(void *inst, const vsched_ctx *ctx,
-                           const char *name, const char *kind,
-                           const char *profile, vsched_command_out *out);
+CC__HIDDEN int cc__command(void *inst, const vsched_ctx *ctx, const char *name,
+                           const char *kind, const char *profile,
+                           vsched_command_out *out);
 /* Graph job of target NAME, into out_dir/PROFILE/OUTPUT: kind "link"
  * links the inputs (objects, then libraries) into an executable, "shared"
  * into a shared library (-shared, soname OUTPUT), "static" archives them

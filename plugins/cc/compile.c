@@ -43,7 +43,11 @@ typedef struct cc_output {
 } cc_output;
 
 /* Outcome of cc_wait. */
-enum { CC_EXITED, CC_CANCELLED, CC_TIMEDOUT };
+enum {
+    CC_EXITED,
+    CC_CANCELLED,
+    CC_TIMEDOUT
+};
 
 static long long cc_now_ms(void)
 {
@@ -145,7 +149,8 @@ static int cc_wait(const cc_inst *cc, const vsched_ctx *ctx, pid_t pid,
                    int rfd, cc_output *out, int *status)
 {
     int pidfd = (int)pidfd_open(pid, 0); /* -1 on old kernels: sleep ticks */
-    long long deadline = cc->timeout > 0 ? cc_now_ms() + cc->timeout * 1000 : 0;
+    long long deadline =
+        cc->timeout > 0 ? cc_now_ms() + cc->timeout * 1000 : 0;
     int outcome = CC_EXITED, backoff = 1;
     fcntl(rfd, F_SETFL, fcntl(rfd, F_GETFL) | O_NONBLOCK);
     for (;;) {
@@ -236,8 +241,8 @@ static void cc_report_failure(const vsched_ctx *ctx, const char *tool,
 
 /* Run argv, writing `tmp`; `file` names the work in diagnostics. Removes
  * `tmp` on any failure. */
-static int cc_run(const cc_inst *cc, const vsched_ctx *ctx,
-                  char *const argv[], const char *file, const char *tmp)
+static int cc_run(const cc_inst *cc, const vsched_ctx *ctx, char *const argv[],
+                  const char *file, const char *tmp)
 {
     char ebuf[128];
     pid_t pid = -1;
@@ -334,9 +339,8 @@ static int cc_safe_name(const char *s)
  * source, so no two sources ever compile to one object. VSCHED_EINVAL
  * (with a diagnostic) for a name or profile that cannot be one. */
 static int cc_out_path(const cc_inst *cc, const vsched_ctx *ctx,
-                       const char *file, const char *profile,
-                       const char *rel, const char *ext, char *path,
-                       size_t cap)
+                       const char *file, const char *profile, const char *rel,
+                       const char *ext, char *path, size_t cap)
 {
     if (!cc_safe_name(rel) || !cc_safe_name(profile) || strchr(profile, '/')) {
         cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
@@ -465,8 +469,8 @@ typedef struct cc_argv {
     int oom;
 } cc_argv;
 
-__attribute__((format(printf, 2, 3))) static void
-cc_arg(cc_argv *a, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void cc_arg(cc_argv *a,
+                                                         const char *fmt, ...)
 {
     char *s = NULL;
     va_list ap;
@@ -530,7 +534,8 @@ static void cc_compile_argv(const cc_inst *cc, const cc_profile *p,
 static int cc_run_argv(cc_inst *cc, const vsched_ctx *ctx, cc_argv *a,
                        const char *file, vsched_artifact_out *out)
 {
-    int rc = a->oom ? VSCHED_ENOMEM : cc_run(cc, ctx, a->v, file, out->tmp_path);
+    int rc =
+        a->oom ? VSCHED_ENOMEM : cc_run(cc, ctx, a->v, file, out->tmp_path);
     cc_argv_free(a);
     if (rc != VSCHED_OK)
         cc_out_clear(ctx, out);
@@ -594,8 +599,7 @@ static void cc_command_clear(const vsched_ctx *ctx, vsched_command_out *out)
 
 /* Contract in cc.h. */
 int cc__command(void *inst, const vsched_ctx *ctx, const char *name,
-                const char *kind, const char *profile,
-                vsched_command_out *out)
+                const char *kind, const char *profile, vsched_command_out *out)
 {
     cc_inst *cc = inst;
     memset(out, 0, sizeof *out);
@@ -605,8 +609,8 @@ int cc__command(void *inst, const vsched_ctx *ctx, const char *name,
     if (p == NULL)
         return VSCHED_ENOMEM;
     char path[PATH_MAX], cwd[PATH_MAX], file[PATH_MAX];
-    int rc = cc_out_path(cc, ctx, name, profile, name, ".o", path,
-                         sizeof path);
+    int rc =
+        cc_out_path(cc, ctx, name, profile, name, ".o", path, sizeof path);
     if (rc != VSCHED_OK)
         return rc;
     int n = snprintf(file, sizeof file, "%s/%s", cc->root, name);
@@ -631,8 +635,8 @@ int cc__command(void *inst, const vsched_ctx *ctx, const char *name,
     out->directory = cc__host_strdup(ctx, cwd);
     out->file = cc__host_strdup(ctx, file);
     out->output = cc__host_strdup(ctx, path);
-    if (rc == VSCHED_OK && (out->directory == NULL || out->file == NULL ||
-                            out->output == NULL))
+    if (rc == VSCHED_OK &&
+        (out->directory == NULL || out->file == NULL || out->output == NULL))
         rc = VSCHED_ENOMEM;
     if (rc != VSCHED_OK)
         cc_command_clear(ctx, out);
@@ -651,8 +655,8 @@ static char *cc_which(const char *prog)
     for (const char *p = path != NULL ? path : "/usr/bin:/bin"; *p != '\0';) {
         size_t n = strcspn(p, ":");
         char cand[PATH_MAX];
-        int w = snprintf(cand, sizeof cand, "%.*s/%s", (int)n, n ? p : ".",
-                         prog);
+        int w =
+            snprintf(cand, sizeof cand, "%.*s/%s", (int)n, n ? p : ".", prog);
         if (w > 0 && (size_t)w < sizeof cand && access(cand, X_OK) == 0)
             return realpath(cand, NULL);
         p += n + (p[n] == ':');
@@ -731,8 +735,8 @@ int cc__identity(void *inst, const vsched_ctx *ctx, const char *profile,
  * the output file name ([target.NAME] output, else NAME, NAME.a or
  * NAME.so by kind). */
 typedef struct cc_job_conf {
-    cc_words own_ldflags, own_libs;   /* the target's, when it sets them */
-    const cc_words *ldflags, *libs;   /* what the job uses */
+    cc_words own_ldflags, own_libs; /* the target's, when it sets them */
+    const cc_words *ldflags, *libs; /* what the job uses */
     char *output;
 } cc_job_conf;
 
@@ -763,9 +767,9 @@ static int cc_job_conf_read(cc_inst *cc, const cc_profile *p,
     int rc = cc__words_parse(ld, &c->own_ldflags);
     if (rc == VSCHED_OK)
         rc = cc__words_parse(libs, &c->own_libs);
-    if (rc == VSCHED_OK && asprintf(&c->output, "%s%s",
-                                    out != NULL ? out : in->name,
-                                    out != NULL ? "" : ext) < 0) {
+    if (rc == VSCHED_OK &&
+        asprintf(&c->output, "%s%s", out != NULL ? out : in->name,
+                 out != NULL ? "" : ext) < 0) {
         c->output = NULL;
         rc = VSCHED_ENOMEM;
     }
@@ -787,8 +791,7 @@ static uint64_t cc_link_hash(const cc_profile *p, const cc_job_conf *c,
     XXH3_64bits_update(st, in->kind, strlen(in->kind) + 1);
     XXH3_64bits_update(st, c->output, strlen(c->output) + 1);
     for (size_t i = 0; i < c->ldflags->n; i++)
-        XXH3_64bits_update(st, c->ldflags->v[i],
-                           strlen(c->ldflags->v[i]) + 1);
+        XXH3_64bits_update(st, c->ldflags->v[i], strlen(c->ldflags->v[i]) + 1);
     XXH3_64bits_update(st, "\n", 1);
     for (size_t i = 0; i < c->libs->n; i++)
         XXH3_64bits_update(st, c->libs->v[i], strlen(c->libs->v[i]) + 1);
@@ -810,8 +813,7 @@ static uint64_t cc_link_hash(const cc_profile *p, const cc_job_conf *c,
  * linked by the compiler driver (objects, then libraries in the order
  * given, then libs); a static library is `ar rcsD` over the objects. */
 static void cc_job_argv(cc_inst *cc, const cc_job_conf *c,
-                        const vsched_job_in *in, const char *tmp,
-                        cc_argv *a)
+                        const vsched_job_in *in, const char *tmp, cc_argv *a)
 {
     if (strcmp(in->kind, "static") == 0) {
         cc_arg(a, "%s", cc->ar);

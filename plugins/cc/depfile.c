@@ -64,8 +64,8 @@ static int is_blank(char c)
 /* Read one word at *p (blanks and continuations already skipped) into
  * `buf`, unescaping. Sets *colon when the word ends with an unescaped ':'
  * (which is not copied). Returns the word's length. */
-static size_t read_word(const char **p, const char *end, char *buf,
-                        size_t cap, int *colon)
+static size_t read_word(const char **p, const char *end, char *buf, size_t cap,
+                        int *colon)
 {
     size_t n = 0;
     const char *s = *p;
@@ -91,8 +91,9 @@ static size_t read_word(const char **p, const char *end, char *buf,
                 s = q + 1;
                 continue;
             }
-            if (q < end && (*q == '\n' || (*q == '\r' && q + 1 < end &&
-                                           q[1] == '\n')) && run == 1) {
+            if (q < end &&
+                (*q == '\n' || (*q == '\r' && q + 1 < end && q[1] == '\n')) &&
+                run == 1) {
                 break; /* a continuation ends the word */
             }
             for (size_t k = 0; k < run && n < cap; k++)
@@ -163,8 +164,8 @@ int cc__depfile_parse(const char *text, size_t len, char ***out, size_t *n)
 
 /* Contract in cc.h. */
 int cc__depfile_names(const cc_inst *cc, const vsched_ctx *ctx,
-                      const char *self, char **paths, size_t n,
-                      char ***names, size_t *n_names)
+                      const char *self, char **paths, size_t n, char ***names,
+                      size_t *n_names)
 {
     char **v = ctx->alloc(ctx, (n + 1) * sizeof *v);
     size_t k = 0, rl = strlen(cc->root);

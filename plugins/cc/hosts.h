@@ -25,20 +25,20 @@
 
 /* What a host list says. */
 typedef struct cc_hosts {
-    unsigned long slots;  /* sum of every host's LIMIT (its default if none) */
-    unsigned n_hosts;     /* host specifications (localhost included) */
-    unsigned n_local;     /* of which `localhost` */
-    int randomize;        /* --randomize seen */
-    int zeroconf;         /* +zeroconf seen: slots unknown */
-    int pump;             /* some host has the cpp option (pump mode) */
-    long localslots;      /* --localslots=N, or -1 */
-    long localslots_cpp;  /* --localslots_cpp=N, or -1 */
+    unsigned long slots; /* sum of every host's LIMIT (its default if none) */
+    unsigned n_hosts;    /* host specifications (localhost included) */
+    unsigned n_local;    /* of which `localhost` */
+    int randomize;       /* --randomize seen */
+    int zeroconf;        /* +zeroconf seen: slots unknown */
+    int pump;            /* some host has the cpp option (pump mode) */
+    long localslots;     /* --localslots=N, or -1 */
+    long localslots_cpp; /* --localslots_cpp=N, or -1 */
 } cc_hosts;
 
 /* Where a host list came from. */
 typedef struct cc_hosts_src {
-    char *text;         /* the list (malloc), comments included */
-    char origin[4200];  /* "DISTCC_HOSTS", or the file's path */
+    char *text;        /* the list (malloc), comments included */
+    char origin[4200]; /* "DISTCC_HOSTS", or the file's path */
 } cc_hosts_src;
 
 /* Parse `text` into *h. Returns 0, or -1 with a message naming the

@@ -148,10 +148,9 @@ static const char *cc_distcc_hosts(const vsched_config *cfg, cc_envset *e,
         return "out of memory";
     char *list = NULL;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int rc = h.localslots_cpp > 0
-                 ? asprintf(&list, "%s", flat)
-                 : asprintf(&list, "%s --localslots_cpp=%ld", flat,
-                            cpus > 0 ? cpus : 1);
+    int rc = h.localslots_cpp > 0 ? asprintf(&list, "%s", flat)
+                                  : asprintf(&list, "%s --localslots_cpp=%ld",
+                                             flat, cpus > 0 ? cpus : 1);
     free(flat);
     if (rc < 0)
         return "out of memory";
@@ -205,8 +204,7 @@ const char *cc__launcher_configure(cc_inst *cc, const vsched_config *cfg,
         err = cc_distcc_hosts(cfg, &e, why, cap);
     const char *fb = cfg->get(cfg, sec, "fallback");
     if (err == NULL && fb != NULL && fb[0] != '\0') {
-        int on = strchr("tTyY1", fb[0]) != NULL ||
-                 strcasecmp(fb, "on") == 0;
+        int on = strchr("tTyY1", fb[0]) != NULL || strcasecmp(fb, "on") == 0;
         if (cc_env_add(&e, "DISTCC_FALLBACK", on ? "1" : "0") != 0)
             err = "out of memory";
     }

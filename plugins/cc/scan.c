@@ -32,8 +32,8 @@ typedef struct scan_cur {
 
 /* One #include directive as written. */
 typedef struct scan_inc {
-    char *path;  /* header name between the delimiters (malloc) */
-    int angled;  /* <...> */
+    char *path; /* header name between the delimiters (malloc) */
+    int angled; /* <...> */
     unsigned line;
 } scan_inc;
 
@@ -273,8 +273,8 @@ static int resolve_inc(const cc_inst *cc, const vsched_ctx *ctx,
         dir[dl] = '\0';
         r = resolve_one(cc, dir, inc->path, dep);
     }
-    for (size_t i = 0; r == 0 && inc->path[0] != '/' &&
-                       i < cc->include_dirs.n; i++)
+    for (size_t i = 0; r == 0 && inc->path[0] != '/' && i < cc->include_dirs.n;
+         i++)
         r = resolve_one(cc, cc->include_dirs.v[i], inc->path, dep);
     if (r == 2) {
         cc__diagf(ctx, VSCHED_SEV_WARNING, name, inc->line,

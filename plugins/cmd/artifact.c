@@ -117,8 +117,8 @@ static void fill_vals(const cmd_inst *cmd, const char *profile,
 
 /* What the artifact key covers besides the Analysis hash (the source,
  * what it reaches, the templates): the name, the profile and its flags. */
-static uint64_t artifact_hash(const cmd_inst *cmd, const vsched_artifact_in *in,
-                              const char *flags)
+static uint64_t artifact_hash(const cmd_inst *cmd,
+                              const vsched_artifact_in *in, const char *flags)
 {
     XXH3_state_t *st = XXH3_createState();
     if (st == NULL)
@@ -136,17 +136,16 @@ static uint64_t artifact_hash(const cmd_inst *cmd, const vsched_artifact_in *in,
 
 /* Run the expanded command and collect what it made. */
 static int run_tool(cmd_inst *cmd, const vsched_ctx *ctx, const char *name,
-                    char **argv, const char *depfile,
-                    vsched_artifact_out *out)
+                    char **argv, const char *depfile, vsched_artifact_out *out)
 {
     int to_stdout = !cmd__tpl_uses(&cmd->artifact, CMD_PH_OUT);
     cmd_output o = {0};
     int status = 0;
-    int outcome = cmd__run(ctx, argv, cmd->root,
-                           to_stdout ? out->tmp_path : NULL, cmd->timeout, &o,
-                           &status);
-    int rc = cmd__run_status(ctx, name, argv, outcome, status, cmd->timeout,
-                             &o);
+    int outcome =
+        cmd__run(ctx, argv, cmd->root, to_stdout ? out->tmp_path : NULL,
+                 cmd->timeout, &o, &status);
+    int rc =
+        cmd__run_status(ctx, name, argv, outcome, status, cmd->timeout, &o);
     free(o.p);
     if (rc == VSCHED_OK && access(out->tmp_path, F_OK) != 0) {
         cmd__diagf(ctx, VSCHED_SEV_ERROR, name, 0,
@@ -184,8 +183,8 @@ int cmd__artifact(void *inst, const vsched_ctx *ctx,
     if (rc == VSCHED_OK)
         rc = run_tool(cmd, ctx, in->name, argv, depfile, out);
     if (rc == VSCHED_OK)
-        out->artifact_hash =
-            artifact_hash(cmd, in, vals[CMD_PH_FLAGS] ? vals[CMD_PH_FLAGS] : "");
+        out->artifact_hash = artifact_hash(
+            cmd, in, vals[CMD_PH_FLAGS] ? vals[CMD_PH_FLAGS] : "");
     if (depfile != NULL)
         unlink(depfile);
     if (rc != VSCHED_OK) {

@@ -51,20 +51,20 @@ static const vsched_key cmd_schema[] = {
      0, 0, 0},
     {"flags", VSCHED_KEY_LIST, "", "words for {flags}", 0, 0,
      VSCHED_KEY_PER_PROFILE},
-    {"out_dir", VSCHED_KEY_PATH, NULL, "directory receiving the outputs", 0,
-     0, VSCHED_KEY_REQUIRED},
+    {"out_dir", VSCHED_KEY_PATH, NULL, "directory receiving the outputs", 0, 0,
+     VSCHED_KEY_REQUIRED},
     {"out_suffix", VSCHED_KEY_STRING, "",
      "appended to the source name: the output is out_dir/PROFILE/NAME+suffix",
      0, 0, 0},
     {"shell", VSCHED_KEY_BOOL, "false",
-     "run each template as one /bin/sh -c string (values quoted for it)", 0,
-     0, 0},
+     "run each template as one /bin/sh -c string (values quoted for it)", 0, 0,
+     0},
     {"timeout", VSCHED_KEY_INT, "0",
      "seconds before a tool is killed and its file fails (0 = none)", 0,
      604800, 0},
     {"source_root", VSCHED_KEY_PATH, NULL,
-     "directory the source names are relative to (default: [loader] root)",
-     0, 0, 0},
+     "directory the source names are relative to (default: [loader] root)", 0,
+     0, 0},
 };
 
 /* Contract in cmd.h. The fixed placeholders, then every key of the
@@ -371,8 +371,8 @@ static const char *read_keys(cmd_inst *cmd, const vsched_config *cfg,
     /* tool: a path is relative to the INI file; a bare name stays one
      * (posix_spawnp searches PATH) */
     v = cmd->key_vals[CMD_PH_TOOL];
-    char *tool = strchr(v, '/') != NULL ? absolute(cfg->config_dir, v)
-                                        : strdup(v);
+    char *tool =
+        strchr(v, '/') != NULL ? absolute(cfg->config_dir, v) : strdup(v);
     cmd->key_vals[CMD_PH_TOOL] = tool;
     char *joined = NULL;
     const char *err = read_include_dirs(
@@ -447,8 +447,7 @@ static uint64_t config_hash(const cmd_inst *cmd, const vsched_config *cfg)
         XXH3_64bits_update(st, v != NULL ? v : "", v ? strlen(v) + 1 : 1);
     }
     for (size_t i = CMD_PH_FIXED; i < cmd__n_placeholders; i++)
-        XXH3_64bits_update(st, cmd->key_vals[i],
-                           strlen(cmd->key_vals[i]) + 1);
+        XXH3_64bits_update(st, cmd->key_vals[i], strlen(cmd->key_vals[i]) + 1);
     XXH3_64bits_update(st, cmd->root, strlen(cmd->root) + 1);
     uint64_t h = XXH3_64bits_digest(st);
     XXH3_freeState(st);
@@ -505,7 +504,7 @@ static const char *configure(cmd_inst *cmd, const vsched_config *cfg,
          (cmd->have_scan && cmd__tpl_uses(&cmd->scan, CMD_PH_TOOL)))) {
         snprintf(why, cap, "%s: runs {tool}, but tool is not set",
                  cmd__tpl_uses(&cmd->artifact, CMD_PH_TOOL) ? "artifact"
-                                                             : "scan");
+                                                            : "scan");
         return why;
     }
     cmd->config_hash = config_hash(cmd, cfg);
@@ -561,4 +560,7 @@ static const vsched_plugin cmd_plugin = {
 };
 
 /* The cmd plugin's descriptor (static storage, never NULL). */
-VSCHED_PLUGIN_DEFINE(cmd) { return &cmd_plugin; }
+VSCHED_PLUGIN_DEFINE(cmd)
+{
+    return &cmd_plugin;
+}

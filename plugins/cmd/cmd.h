@@ -75,13 +75,13 @@ typedef struct cmd_seg {
  * shell form there is one word, the whole string. Immutable once parsed;
  * every pointer is owned by the template (cmd__tpl_free). */
 typedef struct cmd_tpl {
-    int shell;        /* run as /bin/sh -c STRING */
+    int shell; /* run as /bin/sh -c STRING */
     cmd_seg *seg;
     size_t n_seg;
-    size_t *word;     /* word k is seg[word[k] .. word[k + 1]) */
+    size_t *word; /* word k is seg[word[k] .. word[k + 1]) */
     size_t n_word;
-    char *lit;        /* storage of the literal texts */
-    uint64_t uses;    /* bit i set when placeholder i appears */
+    char *lit;     /* storage of the literal texts */
+    uint64_t uses; /* bit i set when placeholder i appears */
 } cmd_tpl;
 
 /* Parse `text` as a template (argv form, or shell form when `shell`),
@@ -122,19 +122,19 @@ typedef struct cmd_inst {
     const char *out_suffix;   /* borrowed from cfg */
     char **include_dirs;      /* normalised source names under root */
     size_t n_include_dirs;
-    long long timeout;        /* seconds, 0 = none */
-    cmd_tpl artifact;         /* the Artifact template */
-    cmd_tpl scan;             /* the Source-stage template, when have_scan */
+    long long timeout; /* seconds, 0 = none */
+    cmd_tpl artifact;  /* the Artifact template */
+    cmd_tpl scan;      /* the Source-stage template, when have_scan */
     int have_scan;
-    regex_t regex;            /* dep_regex, when have_regex */
+    regex_t regex; /* dep_regex, when have_regex */
     int have_regex;
     /* The executor-wide value of each placeholder key (by placeholder
      * id; fixed ids unused), borrowed from cfg but {tool} (made absolute
      * when it names a path) and {include_dirs} (normalised), which are
      * owned; per-profile keys are read per call. */
     const char **key_vals;
-    uint64_t config_hash;     /* templates, regex and executor-wide values */
-    unsigned long counter;    /* temporary-name counter (atomic ops) */
+    uint64_t config_hash;  /* templates, regex and executor-wide values */
+    unsigned long counter; /* temporary-name counter (atomic ops) */
 } cmd_inst;
 
 /* The snapshot of one source: its dependencies, in first-seen order. One
@@ -217,7 +217,12 @@ typedef struct cmd_output {
 } cmd_output;
 
 /* How a run ended. */
-enum { CMD_EXITED, CMD_CANCELLED, CMD_TIMEDOUT, CMD_SPAWN_FAILED };
+enum {
+    CMD_EXITED,
+    CMD_CANCELLED,
+    CMD_TIMEDOUT,
+    CMD_SPAWN_FAILED
+};
 
 /* Run argv in directory `cwd` with stdin on /dev/null, in a process group
  * of its own, stdout to the file `stdout_path` (created) when not NULL,

@@ -22,7 +22,7 @@
 typedef struct dep_list {
     char **v;
     size_t n, cap;
-    char *w;         /* current word */
+    char *w; /* current word */
     size_t wn, wcap;
     int oom;
 } dep_list;
@@ -122,7 +122,8 @@ int cmd__depfile_parse(const char *text, size_t len, char ***out, size_t *n)
         } else if (*p == '#' && l.wn == 0) {
             while (p < end && *p != '\n') /* a comment, to the line end */
                 p++;
-        } else if (*p == ':' && !prereqs && colon_ends_targets(p, end, &skip)) {
+        } else if (*p == ':' && !prereqs &&
+                   colon_ends_targets(p, end, &skip)) {
             word_end(&l, 0); /* the last target */
             prereqs = 1;
             p += skip;

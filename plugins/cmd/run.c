@@ -255,8 +255,8 @@ int cmd__run_status(const vsched_ctx *ctx, const char *file,
 {
     char cmdline[1024], ebuf[128];
     const char *prog = argv[0] != NULL ? argv[0] : "";
-    int ok = outcome == CMD_EXITED && WIFEXITED(status) &&
-             WEXITSTATUS(status) == 0;
+    int ok =
+        outcome == CMD_EXITED && WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (outcome == CMD_CANCELLED)
         return VSCHED_ECANCELLED;
     if (o->n > 0 && o->truncated) {
@@ -304,8 +304,8 @@ char *cmd__which(const char *prog, const char *cwd)
     const char *path = getenv("PATH");
     for (const char *p = path != NULL ? path : "/usr/bin:/bin"; *p != '\0';) {
         size_t n = strcspn(p, ":");
-        int w = snprintf(cand, sizeof cand, "%.*s/%s", (int)n, n ? p : ".",
-                         prog);
+        int w =
+            snprintf(cand, sizeof cand, "%.*s/%s", (int)n, n ? p : ".", prog);
         if (w > 0 && (size_t)w < sizeof cand && access(cand, X_OK) == 0)
             return realpath(cand, NULL);
         p += n + (p[n] == ':');

@@ -68,11 +68,11 @@ static int resolve_one(const cmd_inst *cmd, const char *dir, const char *path,
                        char **rel)
 {
     char joined[PATH_MAX];
-    int n = path[0] == '/' ? snprintf(joined, sizeof joined, "%s", path)
-            : dir[0] != '\0'
-                ? snprintf(joined, sizeof joined, "%s/%s/%s", cmd->root, dir,
-                           path)
-                : snprintf(joined, sizeof joined, "%s/%s", cmd->root, path);
+    int n =
+        path[0] == '/' ? snprintf(joined, sizeof joined, "%s", path)
+        : dir[0] != '\0'
+            ? snprintf(joined, sizeof joined, "%s/%s/%s", cmd->root, dir, path)
+            : snprintf(joined, sizeof joined, "%s/%s", cmd->root, path);
     if (n < 0 || (size_t)n >= sizeof joined)
         return 0;
     char *abs = realpath(joined, NULL);

@@ -40,10 +40,10 @@ typedef struct tpl_parser {
     unsigned forbid;
     cmd_tpl *t;
     size_t cap_seg, cap_word;
-    size_t lit_n;      /* bytes used in t->lit */
-    size_t run_start;  /* start in t->lit of the literal being collected */
-    int in_word;       /* a word has begun (text, quotes or placeholder) */
-    int list_ph;       /* the list placeholder of this word, or -1 */
+    size_t lit_n;     /* bytes used in t->lit */
+    size_t run_start; /* start in t->lit of the literal being collected */
+    int in_word;      /* a word has begun (text, quotes or placeholder) */
+    int list_ph;      /* the list placeholder of this word, or -1 */
     int oom;
     char *why;
     size_t cap;
@@ -104,8 +104,8 @@ static void tpl_end_word(tpl_parser *p)
     p->in_word = 0;
 }
 
-__attribute__((format(printf, 2, 3))) static int
-tpl_fail(tpl_parser *p, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static int tpl_fail(tpl_parser *p,
+                                                          const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -150,7 +150,8 @@ static int tpl_placeholder(tpl_parser *p, size_t at, size_t *end)
     if (ph < 0) {
         char known[512];
         tpl_known(known, sizeof known);
-        return tpl_fail(p, "unknown placeholder '{%s}' at column %zu (known: %s)",
+        return tpl_fail(p,
+                        "unknown placeholder '{%s}' at column %zu (known: %s)",
                         name, at + 1, known);
     }
     const cmd_ph *def = &cmd__placeholders[ph];

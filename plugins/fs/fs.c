@@ -25,7 +25,7 @@
 #include <vsched/plugin.h>
 
 typedef struct fs_inst {
-    char *root;         /* canonical absolute root, no trailing '/' */
+    char *root; /* canonical absolute root, no trailing '/' */
     size_t root_len;
     int follow_outside; /* symlinks may leave the root */
 } fs_inst;
@@ -43,8 +43,8 @@ static const vsched_key fs_schema[] = {
      "allow symlinks that leave root", 0, 0, 0},
 };
 
-__attribute__((format(printf, 3, 4))) static char *
-fs_format(const vsched_ctx *ctx, int use_host, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static char *fs_format(
+    const vsched_ctx *ctx, int use_host, const char *fmt, ...)
 {
     char buf[PATH_MAX + 256];
     va_list ap;
@@ -62,8 +62,8 @@ static void fs_diag(const vsched_ctx *ctx, const char *name, const char *what,
                     int err)
 {
     char ebuf[128];
-    char *msg = fs_format(ctx, 0, "%s: %s", what,
-                          strerror_r(err, ebuf, sizeof ebuf));
+    char *msg =
+        fs_format(ctx, 0, "%s: %s", what, strerror_r(err, ebuf, sizeof ebuf));
     if (msg != NULL)
         ctx->diag(ctx, VSCHED_SEV_ERROR, name, 0, msg);
     free(msg);
@@ -171,9 +171,11 @@ static int fs_resolve(const fs_inst *fs, const char *name, fs_path *out)
         return VSCHED_EESCAPE; /* a missing absolute name outside the root */
     if (abs == NULL) {
         switch (errno) {
-        case ENOENT: case ENOTDIR: return VSCHED_ENOENT;
+        case ENOENT:
+        case ENOTDIR: return VSCHED_ENOENT;
         case ENOMEM: return VSCHED_ENOMEM;
-        case ELOOP: case ENAMETOOLONG: return VSCHED_EINVAL;
+        case ELOOP:
+        case ENAMETOOLONG: return VSCHED_EINVAL;
         default: return VSCHED_EIO;
         }
     }
@@ -223,7 +225,8 @@ static int fs_read_all(const vsched_ctx *ctx, int fd, size_t hint,
         return VSCHED_ENOMEM;
     for (;;) {
         if (n + 1 >= cap) {
-            char *nb = cap > SIZE_MAX / 2 ? NULL : ctx->realloc(ctx, buf, cap * 2);
+            char *nb =
+                cap > SIZE_MAX / 2 ? NULL : ctx->realloc(ctx, buf, cap * 2);
             if (nb == NULL) {
                 ctx->free(ctx, buf);
                 return VSCHED_ENOMEM;
@@ -293,8 +296,10 @@ static int fs_exists(void *inst, const vsched_ctx *ctx, const char *name)
 /* Kind by extension of the last path component. */
 static const char *fs_kind_of(const char *name)
 {
-    static const struct { const char *ext, *kind; } kinds[] = {
-        {"c", "c"},     {"h", "header"},  {"cc", "cxx"},    {"cpp", "cxx"},
+    static const struct {
+        const char *ext, *kind;
+    } kinds[] = {
+        {"c", "c"},     {"h", "header"},  {"cc", "cxx"},     {"cpp", "cxx"},
         {"cxx", "cxx"}, {"hh", "header"}, {"hpp", "header"},
     };
     const char *base = strrchr(name, '/');
@@ -406,4 +411,7 @@ static const vsched_plugin fs_plugin = {
 };
 
 /* The fs plugin's descriptor (static storage, never NULL). */
-VSCHED_PLUGIN_DEFINE(fs) { return &fs_plugin; }
+VSCHED_PLUGIN_DEFINE(fs)
+{
+    return &fs_plugin;
+}

@@ -32,9 +32,9 @@ typedef struct null_inst {
     unsigned deps;            /* blockers drawn per synthetic source */
     long long cost_us;        /* CPU burnt per stage */
     unsigned long long seed;
-    char **fail;              /* sorted names whose Artifact fails */
+    char **fail; /* sorted names whose Artifact fails */
     size_t n_fail;
-    char *fail_buf;           /* storage of the fail words */
+    char *fail_buf; /* storage of the fail words */
 } null_inst;
 
 /* One dependency line of a snapshot. */
@@ -452,4 +452,7 @@ static const vsched_plugin null_plugin = {
 };
 
 /* The null plugin's descriptor (static storage, never NULL). */
-VSCHED_PLUGIN_DEFINE(null) { return &null_plugin; }
+VSCHED_PLUGIN_DEFINE(null)
+{
+    return &null_plugin;
+}

@@ -124,8 +124,7 @@ static void gate_all(vsched *s, vsched__nodevec *work, vsched__nodevec *made,
     while (work->n > 0) {
         vsched__node *x = work->v[--work->n];
         vsched__file *f = x->file;
-        if (vsched__node_terminal(x) || f->facts == NULL ||
-            f->analysis != x)
+        if (vsched__node_terminal(x) || f->facts == NULL || f->analysis != x)
             continue;
         for (size_t i = 0; i < f->n_blockers && !vsched__node_terminal(x);
              i++) {

@@ -17,8 +17,8 @@
 
 #include "internal.h"
 
-int vsched_get_witnessed_source(vsched *s, const char *name,
-                                vsched_witness *w, uint64_t *content_hash)
+int vsched_get_witnessed_source(vsched *s, const char *name, vsched_witness *w,
+                                uint64_t *content_hash)
 {
     if (s == NULL || name == NULL || w == NULL ||
         strlen(name) >= sizeof w->name)

@@ -31,13 +31,11 @@ static int identity_current(const vsched__node *n)
     if (f->retired || f->generation != n->generation)
         return 0;
     switch (n->kind) {
-    case VSCHED__K_SOURCE:
-        return f->source == n;
-    case VSCHED__K_ANALYSIS:
-        return f->analysis == n;
+    case VSCHED__K_SOURCE: return f->source == n;
+    case VSCHED__K_ANALYSIS: return f->analysis == n;
     default: {
-        vsched__slot *sl = vsched__file_find_slot((vsched__file *)f,
-                                                  n->profile);
+        vsched__slot *sl =
+            vsched__file_find_slot((vsched__file *)f, n->profile);
         return sl != NULL && sl->node == n;
     }
     }
@@ -80,8 +78,8 @@ int vsched__inputs_current(vsched *s, vsched__node *n, const vsched__task *t,
             ok = t == NULL || t->unit_seq == 0;
         for (size_t i = 0; i < f->n_blockers && ok; i++) {
             vsched__node *a = vsched__blocker_analysis(s, f->blockers[i]);
-            int same = t == NULL || (i < t->n_blockers &&
-                                     a != NULL && a->id == t->consumed[i]);
+            int same = t == NULL || (i < t->n_blockers && a != NULL &&
+                                     a->id == t->consumed[i]);
             ok = a != NULL && same &&
                  (a->state == VSCHED__DONE || (u != NULL && a->unit == u));
         }
@@ -110,8 +108,7 @@ static int integrate_source(vsched *s, vsched__task *t, vsched__pass *p)
     for (size_t i = 0; i < fa->n_deps + fa->n_blockers; i++) {
         const char *name = fa->dep_names[i];
         int created;
-        vsched__file *d = vsched__files_ensure_h(&s->files, name,
-                                                 strlen(name),
+        vsched__file *d = vsched__files_ensure_h(&s->files, name, strlen(name),
                                                  t->dep_hashes[i], &created);
         if (d == NULL)
             abort(); /* integration is never half done */
@@ -124,8 +121,8 @@ static int integrate_source(vsched *s, vsched__task *t, vsched__pass *p)
         f->kind = vsched__intern(s, t->file_kind);
         f->class_seq = t->class_seq;
     }
-    vsched__root_put(s->root, f->name, f->hash, VSCHED_SOURCE_PRESENT, f->incarnation,
-                     f->generation, fa->content_hash);
+    vsched__root_put(s->root, f->name, f->hash, VSCHED_SOURCE_PRESENT,
+                     f->incarnation, f->generation, fa->content_hash);
     if (f->analysis != NULL && !vsched__node_terminal(f->analysis))
         vsched__gate_on_blockers(s, f->analysis, p);
     return VSCHED_OK;
@@ -187,8 +184,8 @@ static int complete_one(vsched *s, vsched__task *t, vsched__pass *p)
     if (st != VSCHED_OK) {
         if (t->ran)
             atomic_fetch_add(&s->stage_failures[stage], 1);
-        char *msg = t->message != NULL ? t->message
-                                       : strdup(vsched_strerror(st));
+        char *msg =
+            t->message != NULL ? t->message : strdup(vsched_strerror(st));
         t->message = NULL;
         vsched__node_fail(s, n, st, msg, NULL, t->diags, t->n_diags, -1, p);
         t->diags = NULL;
@@ -224,17 +221,17 @@ static int complete_one(vsched *s, vsched__task *t, vsched__pass *p)
     return 0;
 }
 
-static const char *const steps[] = {"load", "parse", "analysis",
-                                    "artifact"};
+static const char *const steps[] = {"load", "parse", "analysis", "artifact"};
 
 /* The task event of t (its strings in the same allocation), or NULL. */
 static vsched_task_event *task_event(const vsched__task *t)
 {
     const vsched__node *n = t->node;
     const char *name = n->job != NULL ? n->job->name : t->name;
-    const char *step = n->job != NULL  ? n->job->kind
-                       : t->kind == VSCHED__K_SOURCE ? steps[t->phase ? 1 : 0]
-                       : steps[t->kind == VSCHED__K_ANALYSIS ? 2 : 3];
+    const char *step = n->job != NULL ? n->job->kind
+                       : t->kind == VSCHED__K_SOURCE
+                           ? steps[t->phase ? 1 : 0]
+                           : steps[t->kind == VSCHED__K_ANALYSIS ? 2 : 3];
     size_t ln = strlen(name) + 1, ls = strlen(step) + 1;
     vsched_task_event *ev = malloc(sizeof *ev + ln + ls);
     if (ev == NULL)
@@ -249,8 +246,8 @@ static vsched_task_event *task_event(const vsched__task *t)
         .name = str,
         .profile = n->job != NULL ? NULL : t->profile,
         .step = str + ln,
-        .pool = t->pool_kind == VSCHED_POOL_IO ? VSCHED_POOL_IO
-                                               : VSCHED_POOL_CPU,
+        .pool =
+            t->pool_kind == VSCHED_POOL_IO ? VSCHED_POOL_IO : VSCHED_POOL_CPU,
         .worker = t->worker,
         .status = t->status,
         .started_ns = t->started_ns,

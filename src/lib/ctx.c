@@ -117,8 +117,8 @@ vsched_diag *vsched__diags_copy(const vsched_diag *d, size_t n)
     if (c == NULL)
         return NULL;
     for (size_t i = 0; i < n; i++)
-        c[i] = (vsched_diag){d[i].severity, dup_or_null(d[i].file),
-                             d[i].line, dup_or_null(d[i].message)};
+        c[i] = (vsched_diag){d[i].severity, dup_or_null(d[i].file), d[i].line,
+                             dup_or_null(d[i].message)};
     return c;
 }
 

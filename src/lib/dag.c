@@ -170,13 +170,13 @@ static int shape_valid(vsched *s, const vsched_dag *dag)
 
 /* What one spec becomes; built before the lock. */
 typedef struct prep {
-    vsched__job *job;      /* JOB: the payload (moved into the node) */
-    char *canonical;       /* ARTIFACT: canonical source name */
-    vsched__node *node;    /* under the lock: the node it is (or joined) */
-    vsched__node *joined;  /* under the lock: a live keyed job it reuses */
-    size_t same_as;        /* under the lock: earlier spec it collapses
+    vsched__job *job;     /* JOB: the payload (moved into the node) */
+    char *canonical;      /* ARTIFACT: canonical source name */
+    vsched__node *node;   /* under the lock: the node it is (or joined) */
+    vsched__node *joined; /* under the lock: a live keyed job it reuses */
+    size_t same_as;       /* under the lock: earlier spec it collapses
                               onto, or SIZE_MAX */
-    int created;           /* under the lock: a new job node */
+    int created;          /* under the lock: a new job node */
 } prep;
 
 static char **strv_copy(const char *const *v, size_t n)
@@ -300,7 +300,8 @@ static int resolve(vsched *s, const vsched_dag *dag, prep *pr, size_t *fresh)
 {
     *fresh = 0;
     for (size_t e = 0; e < dag->n_edges; e++)
-        if (is_id(dag->edges[e].from) && find_id(s, dag->edges[e].from) == NULL)
+        if (is_id(dag->edges[e].from) &&
+            find_id(s, dag->edges[e].from) == NULL)
             return VSCHED_ENOENT;
     size_t n = dag->n_nodes;
     size_t *rep = calloc(n + 1, sizeof *rep);
@@ -380,14 +381,13 @@ static void insert_node(vsched *s, const vsched_node_spec *ns, prep *pr,
         return;
     }
     if (pr[i].joined != NULL || pr[i].same_as != SIZE_MAX) {
-        pr[i].node = pr[i].joined != NULL ? pr[i].joined
-                                          : pr[pr[i].same_as].node;
+        pr[i].node =
+            pr[i].joined != NULL ? pr[i].joined : pr[pr[i].same_as].node;
         /* The same work, wanted at this priority too. */
         vsched__raise(s, pr[i].node, ns->priority, 0);
         return;
     }
-    vsched__node *n = vsched__node_new(&s->graph, VSCHED__K_JOB,
-                                       ns->priority);
+    vsched__node *n = vsched__node_new(&s->graph, VSCHED__K_JOB, ns->priority);
     if (n == NULL)
         abort();
     vsched__job *j = pr[i].job;
@@ -433,9 +433,10 @@ static void insert(vsched *s, const vsched_dag *dag, prep *pr, uint64_t *ids,
         if (!pr[i].created || vsched__node_terminal(n))
             continue;
         if (vsched_token_is_cancelled(n->job->token))
-            vsched__job_cancel_tree(s, n, n->job->token->reason != NULL
-                                              ? n->job->token->reason
-                                              : "cancelled",
+            vsched__job_cancel_tree(s, n,
+                                    n->job->token->reason != NULL
+                                        ? n->job->token->reason
+                                        : "cancelled",
                                     p);
         else
             vsched__make_ready_if_free(s, n);

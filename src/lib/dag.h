@@ -70,32 +70,32 @@ struct vsched__task;
 
 /* A named counting semaphore. */
 typedef struct vsched__resource {
-    char *name;               /* owned */
+    char *name; /* owned */
     unsigned capacity;
-    unsigned in_use;          /* units held as grants or by stage tasks */
-    unsigned peak;            /* the most ever in use */
-    vsched__rq waiting;       /* stage nodes waiting for a unit (refs;
+    unsigned in_use;         /* units held as grants or by stage tasks */
+    unsigned peak;           /* the most ever in use */
+    vsched__rq waiting;      /* stage nodes waiting for a unit (refs;
                                  stage_res.c) */
-    vsched__nodevec holders;  /* nodes holding a unit (no references) */
+    vsched__nodevec holders; /* nodes holding a unit (no references) */
 } vsched__resource;
 
 /* A unit of a resource held for a node's subtree. */
 typedef struct vsched__grant {
     vsched__resource *res;
-    vsched__node *branch;     /* the child of the holder whose subtree
+    vsched__node *branch; /* the child of the holder whose subtree
                                  borrows it now, or NULL */
 } vsched__grant;
 
 /* One upstream edge of a job and its gate. */
 typedef struct vsched__jobdep {
-    vsched__node *up;         /* a reference */
+    vsched__node *up; /* a reference */
     vsched_gate gate;
 } vsched__jobdep;
 
 struct vsched_sem {
     vsched *s;
     unsigned capacity;
-    unsigned in_use;          /* scheduler lock */
+    unsigned in_use; /* scheduler lock */
     atomic_int refs;
 };
 
@@ -103,56 +103,56 @@ struct vsched_token {
     vsched *s;
     atomic_int cancelled;
     atomic_int refs;
-    char *reason;             /* scheduler lock; owned */
+    char *reason; /* scheduler lock; owned */
 };
 
 typedef struct vsched__job {
-    char *kind, *name, *profile;  /* for the executor's job op (owned) */
-    char **inputs;                /* explicit inputs (owned) */
+    char *kind, *name, *profile; /* for the executor's job op (owned) */
+    char **inputs;               /* explicit inputs (owned) */
     size_t n_inputs;
-    char *key;                    /* dedupe key or NULL (owned) */
-    vsched__jobdep *deps;         /* upstream edges with gates, in order */
+    char *key;            /* dedupe key or NULL (owned) */
+    vsched__jobdep *deps; /* upstream edges with gates, in order */
     size_t n_deps;
-    vsched__node *parent;         /* a job node (reference), or NULL */
-    size_t live;                  /* unsettled nodes of the subtree */
-    vsched__resource **needs;     /* resources taken at start */
+    vsched__node *parent;     /* a job node (reference), or NULL */
+    size_t live;              /* unsettled nodes of the subtree */
+    vsched__resource **needs; /* resources taken at start */
     size_t n_needs;
-    vsched__grant *grants;        /* units held for the subtree */
+    vsched__grant *grants; /* units held for the subtree */
     size_t n_grants;
-    vsched_sem *sem;              /* a reference, or NULL */
-    vsched_token *token;          /* a reference, or NULL */
-    char *output;                 /* produced path (owned) */
-    vsched__node *prev, *next;    /* the active list */
-    unsigned queued : 1;          /* counted in the ready-queue ledger */
-    unsigned parked : 1;          /* on the parked list */
-    unsigned permit : 1;          /* holds a permit of sem */
-    unsigned keyed : 1;           /* in the dedupe index */
-    unsigned task_out : 1;        /* its task has not returned */
-    unsigned settled : 1;         /* terminal and its task back */
-    unsigned active : 1;          /* on the active list */
+    vsched_sem *sem;           /* a reference, or NULL */
+    vsched_token *token;       /* a reference, or NULL */
+    char *output;              /* produced path (owned) */
+    vsched__node *prev, *next; /* the active list */
+    unsigned queued : 1;       /* counted in the ready-queue ledger */
+    unsigned parked : 1;       /* on the parked list */
+    unsigned permit : 1;       /* holds a permit of sem */
+    unsigned keyed : 1;        /* in the dedupe index */
+    unsigned task_out : 1;     /* its task has not returned */
+    unsigned settled : 1;      /* terminal and its task back */
+    unsigned active : 1;       /* on the active list */
 } vsched__job;
 
 /* An AFTER_ADMISSION edge waiting for its upstream's first admission. */
 typedef struct vsched__admit_edge {
-    vsched__node *up, *down;      /* references */
+    vsched__node *up, *down; /* references */
 } vsched__admit_edge;
 
 /* The scheduler's job-graph state (a member of struct vsched). */
 typedef struct vsched__dag {
     size_t ready_capacity;
-    size_t queued;                /* the ready-queue ledger */
-    size_t queued_max;            /* its high-water mark */
-    vsched__resource **res;       /* the resource table */
+    size_t queued;          /* the ready-queue ledger */
+    size_t queued_max;      /* its high-water mark */
+    vsched__resource **res; /* the resource table */
     size_t n_res, cap_res;
-    vsched__nodevec parked;       /* jobs waiting for a resource or permit
+    vsched__nodevec parked; /* jobs waiting for a resource or permit
                                      (references) */
     struct vsched__stage_need *stage_needs; /* what stage tasks take */
     size_t n_stage_needs;
-    vsched__nodevec keyed;        /* live jobs with a dedupe key (no refs) */
-    vsched__node *active;         /* non-terminal jobs (the graph's ref) */
-    vsched__node **history;       /* terminal jobs, a ring (the graph's ref) */
+    vsched__nodevec keyed;  /* live jobs with a dedupe key (no refs) */
+    vsched__node *active;   /* non-terminal jobs (the graph's ref) */
+    vsched__node **history; /* terminal jobs, a ring (the graph's ref) */
     size_t hist_head, hist_n;
-    vsched__admit_edge *admit;    /* pending AFTER_ADMISSION edges */
+    vsched__admit_edge *admit; /* pending AFTER_ADMISSION edges */
     size_t n_admit, cap_admit;
     /* changed: broadcast when nodes end or the ledger drops; waited on
      * with the scheduler lock by vsched_node_wait and blocking
@@ -170,8 +170,7 @@ vsched__resource *vsched__resource_get(vsched *s, const char *name);
 void vsched__job_adopt(vsched__node *n);
 /* Can n start now? If not, park it (or fail it when it never can) and
  * return 0. */
-int vsched__job_can_start(vsched *s, vsched__node *n,
-                          struct vsched__pass *p);
+int vsched__job_can_start(vsched *s, vsched__node *n, struct vsched__pass *p);
 /* n starts: take what can_start found free. */
 void vsched__job_started(vsched *s, vsched__node *n, struct vsched__pass *p);
 /* Move every parked job (and stage task) back to the ready queue. */

@@ -15,12 +15,9 @@
 const char *vsched_gate_name(vsched_gate gate)
 {
     switch (gate) {
-    case VSCHED_GATE_AFTER_SUCCESS:
-        return "after_success";
-    case VSCHED_GATE_AFTER_ANY:
-        return "after_any";
-    case VSCHED_GATE_AFTER_ADMISSION:
-        return "after_admission";
+    case VSCHED_GATE_AFTER_SUCCESS: return "after_success";
+    case VSCHED_GATE_AFTER_ANY: return "after_any";
+    case VSCHED_GATE_AFTER_ADMISSION: return "after_admission";
     }
     return "?";
 }
@@ -41,16 +38,11 @@ static vsched_node_state public_state(const vsched__node *n)
                        (n->admitted && n->deps_remaining == 0)
                    ? VSCHED_NODE_READY
                    : VSCHED_NODE_PENDING;
-    case VSCHED__READY:
-        return VSCHED_NODE_READY;
-    case VSCHED__RUNNING:
-        return VSCHED_NODE_RUNNING;
-    case VSCHED__DONE:
-        return VSCHED_NODE_DONE;
-    case VSCHED__FAILED:
-        return VSCHED_NODE_FAILED;
-    default:
-        return VSCHED_NODE_CANCELLED;
+    case VSCHED__READY: return VSCHED_NODE_READY;
+    case VSCHED__RUNNING: return VSCHED_NODE_RUNNING;
+    case VSCHED__DONE: return VSCHED_NODE_DONE;
+    case VSCHED__FAILED: return VSCHED_NODE_FAILED;
+    default: return VSCHED_NODE_CANCELLED;
     }
 }
 

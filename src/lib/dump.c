@@ -27,10 +27,10 @@ static void dump_one(vsched__node *n, void *arg)
             n->doomed ? " doomed" : "", n->task != NULL ? " task" : "");
     if (n->unit != NULL) {
         const vsched__unit *u = n->unit;
-        fprintf(out, " unit=%p[state=%d live=%u free=%u held=%u doomed=%u]%s%s",
-                (const void *)u, u->state, u->live, u->free, u->held,
-                u->doomed, n->unit_free ? " free" : "",
-                n->unit_held ? " held" : "");
+        fprintf(
+            out, " unit=%p[state=%d live=%u free=%u held=%u doomed=%u]%s%s",
+            (const void *)u, u->state, u->live, u->free, u->held, u->doomed,
+            n->unit_free ? " free" : "", n->unit_held ? " held" : "");
     }
     for (uint32_t i = 0; i < n->ups.n; i++)
         if (!vsched__node_terminal(n->ups.v[i]))
@@ -43,8 +43,7 @@ static void dump_one(vsched__node *n, void *arg)
 void vsched__test_dump(vsched *s, FILE *out)
 {
     vsched__lock(s);
-    fprintf(out, "unfinished nodes (doomed queue %u):\n",
-            s->graph.doomed.n);
+    fprintf(out, "unfinished nodes (doomed queue %u):\n", s->graph.doomed.n);
     vsched__graph_each(&s->graph, dump_one, out);
     vsched__unlock(s, NULL);
 }
@@ -64,8 +63,7 @@ static int64_t vertex_ord(const vsched__node *n)
 static void check_edges(vsched__node *n, void *arg)
 {
     order_check *c = arg;
-    if (vsched__node_terminal(n) || n->doomed ||
-        n->kind != VSCHED__K_ANALYSIS)
+    if (vsched__node_terminal(n) || n->doomed || n->kind != VSCHED__K_ANALYSIS)
         return;
     for (uint32_t i = 0; i < n->down.n; i++) {
         const vsched__node *d = n->down.v[i];

@@ -79,8 +79,8 @@ void vsched__snaps_free(vsched *s, vsched__snap *list)
 
 void vsched__snap_unref(vsched *s, vsched__snap *sn)
 {
-    if (sn == NULL || atomic_fetch_sub_explicit(&sn->refs, 1,
-                                                memory_order_acq_rel) != 1)
+    if (sn == NULL ||
+        atomic_fetch_sub_explicit(&sn->refs, 1, memory_order_acq_rel) != 1)
         return;
     if (vsched__holds_lock(s)) {
         /* No plugin call under the scheduler lock: after the unlock. */
@@ -351,8 +351,8 @@ uint64_t vsched__name_hash(const char *name, size_t len)
     return XXH3_64bits(name, len);
 }
 
-static size_t slot_of(vsched__file *const *slots, size_t cap,
-                      const char *name, uint64_t hash)
+static size_t slot_of(vsched__file *const *slots, size_t cap, const char *name,
+                      uint64_t hash)
 {
     return VSCHED__NAME_SLOT(vsched__file, slots, cap, name, hash);
 }

@@ -43,7 +43,7 @@ struct vsched;
 
 /* A parsed snapshot, freed through the executor after its last reference. */
 typedef struct vsched__snap {
-    void *p;                 /* executor-owned */
+    void *p; /* executor-owned */
     atomic_int refs;
     struct vsched__snap *next_dead; /* on vsched.dead_snaps */
 } vsched__snap;
@@ -58,7 +58,7 @@ typedef struct vsched__facts {
     atomic_int refs;
     uint64_t content_hash;
     size_t n_deps, n_blockers;
-    const char **dep_names;        /* into the record's own storage */
+    const char **dep_names; /* into the record's own storage */
     const char **blocker_names;
     /* Storage for the integrating file's deps[] and blockers[] (the file
      * holds the references; results never read it). */
@@ -66,13 +66,13 @@ typedef struct vsched__facts {
 } vsched__facts;
 
 typedef struct vsched__slot {
-    const char *profile;     /* interned */
-    vsched__node *node;      /* current generation's Artifact, or NULL */
-    char *path;              /* published output (owned), or NULL */
+    const char *profile; /* interned */
+    vsched__node *node;  /* current generation's Artifact, or NULL */
+    char *path;          /* published output (owned), or NULL */
     uint64_t artifact_hash;
     /* Witness-fenced store (vsched_commit_artifact). */
     int committed;
-    void *data;              /* owned */
+    void *data; /* owned */
     size_t len;
     uint64_t committed_generation;
 } vsched__slot;
@@ -83,19 +83,19 @@ typedef struct vsched__filevec {
 } vsched__filevec;
 
 typedef struct vsched__file {
-    atomic_int refs;         /* the table, nodes, handles, facts, events */
-    uint64_t incarnation;    /* process-unique object identity */
-    uint64_t lifetime;       /* submission lifetime (kept by a re-home) */
-    uint64_t generation;     /* advanced on each content change */
-    uint64_t hash;           /* of the name (the table's probe) */
-    const char *kind;        /* loader classification (interned), or "" */
-    uint64_t class_seq;      /* when that classification was made */
-    unsigned retired : 1;    /* left the table */
+    atomic_int refs;      /* the table, nodes, handles, facts, events */
+    uint64_t incarnation; /* process-unique object identity */
+    uint64_t lifetime;    /* submission lifetime (kept by a re-home) */
+    uint64_t generation;  /* advanced on each content change */
+    uint64_t hash;        /* of the name (the table's probe) */
+    const char *kind;     /* loader classification (interned), or "" */
+    uint64_t class_seq;   /* when that classification was made */
+    unsigned retired : 1; /* left the table */
 
     /* Current-generation stage nodes (graph references); NULL until
      * admitted. */
     vsched__node *source, *analysis;
-    vsched__slot *slots;     /* one per profile */
+    vsched__slot *slots; /* one per profile */
     uint32_t n_slots;
 
     /* Upserted content overriding the loader (VSCHED_REQ_CONTENT). */
@@ -105,19 +105,19 @@ typedef struct vsched__file {
 
     /* The integrated Source (facts != NULL), or nothing. */
     vsched__facts *facts;
-    vsched__snap *snap;      /* a reference */
+    vsched__snap *snap;                     /* a reference */
     struct vsched__file **deps, **blockers; /* references */
     size_t n_deps, n_blockers;
-    uint64_t analysis_hash;  /* valid while analysis is DONE */
-    uint64_t unit_hash;      /* of the unit it was built in (unit.h), or 0 */
+    uint64_t analysis_hash; /* valid while analysis is DONE */
+    uint64_t unit_hash;     /* of the unit it was built in (unit.h), or 0 */
     struct vsched__file *successor; /* a re-home's replacement (reference) */
 
-    char name[];             /* canonical source name */
+    char name[]; /* canonical source name */
 } vsched__file;
 
 typedef struct vsched__files {
     vsched__file **slots;
-    size_t cap;              /* power of two */
+    size_t cap; /* power of two */
     size_t n;
 } vsched__files;
 

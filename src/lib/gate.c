@@ -89,10 +89,10 @@ static void apply_end(vsched *s, vsched__node *up, vsched__node *d,
 {
     if (vsched__node_terminal(d))
         return;
-    int ok = gate == VSCHED_GATE_AFTER_ANY ||
-             (gate == VSCHED_GATE_AFTER_SUCCESS &&
-              up->state == VSCHED__DONE) ||
-             (gate == VSCHED_GATE_AFTER_ADMISSION && up->admitted);
+    int ok =
+        gate == VSCHED_GATE_AFTER_ANY ||
+        (gate == VSCHED_GATE_AFTER_SUCCESS && up->state == VSCHED__DONE) ||
+        (gate == VSCHED_GATE_AFTER_ADMISSION && up->admitted);
     if (!ok) {
         cancel_for(s, up, d, gate, p);
         return;
@@ -244,8 +244,8 @@ void vsched__job_complete(vsched *s, vsched__task *t, vsched__pass *p)
         }
         if (msg == NULL)
             msg = strdup(vsched_strerror(t->status));
-        vsched__node_fail(s, n, t->status, msg, NULL, t->diags, t->n_diags,
-                          -1, p);
+        vsched__node_fail(s, n, t->status, msg, NULL, t->diags, t->n_diags, -1,
+                          p);
     } else {
         if (t->n_diags > 0) {
             vsched__outcome *o = calloc(1, sizeof *o);

@@ -283,7 +283,7 @@ void vsched__ups_clear(vsched *s, vsched__node *down)
 int vsched__node_queue(const vsched__node *n)
 {
     return n->kind == VSCHED__K_SOURCE && n->phase == 0 ? VSCHED__Q_IO
-                                                          : VSCHED__Q_CPU;
+                                                        : VSCHED__Q_CPU;
 }
 
 void vsched__push_ready(vsched *s, vsched__node *n)
@@ -375,4 +375,3 @@ void vsched__node_start(vsched__node *n, uint64_t now_ns)
     if (n->started_ns == 0)
         n->started_ns = now_ns;
 }
-

@@ -65,14 +65,17 @@ typedef enum vsched__node_state {
 } vsched__node_state;
 
 typedef enum vsched__node_kind {
-    VSCHED__K_SOURCE,   /* load on the I/O pool, parse + deps on the CPU pool */
+    VSCHED__K_SOURCE, /* load on the I/O pool, parse + deps on the CPU pool */
     VSCHED__K_ANALYSIS,
     VSCHED__K_ARTIFACT,
-    VSCHED__K_JOB       /* generic graph job */
+    VSCHED__K_JOB /* generic graph job */
 } vsched__node_kind;
 
 /* Which ready queue (and pool) a node's next step belongs to. */
-enum { VSCHED__Q_CPU = 0, VSCHED__Q_IO = 1 };
+enum {
+    VSCHED__Q_CPU = 0,
+    VSCHED__Q_IO = 1
+};
 
 /* A growable array of node pointers. */
 typedef struct vsched__nodevec {
@@ -82,10 +85,10 @@ typedef struct vsched__nodevec {
 
 typedef struct vsched__node {
     uint64_t id;
-    struct vsched__file *file;     /* file stages: a reference; NULL for jobs */
-    uint64_t generation;           /* file stages: the file's, at creation */
-    const char *profile;           /* Artifact: interned profile name */
-    struct vsched__job *job;       /* jobs: gates, resources (dag.h) */
+    struct vsched__file *file; /* file stages: a reference; NULL for jobs */
+    uint64_t generation;       /* file stages: the file's, at creation */
+    const char *profile;       /* Artifact: interned profile name */
+    struct vsched__job *job;   /* jobs: gates, resources (dag.h) */
 
     vsched__nodevec down;          /* explicit downstream (references) */
     vsched__nodevec ups;           /* Analysis: the Analyses it waits on
@@ -96,51 +99,51 @@ typedef struct vsched__node {
     struct vsched__outcome *why;   /* message, failed_dep, diags; or NULL */
     uint64_t started_ns, finished_ns;
 
-    int32_t priority;              /* effective: max over what demands it */
-    uint32_t weight_us;            /* critical-path key: longest expected
+    int32_t priority;        /* effective: max over what demands it */
+    uint32_t weight_us;      /* critical-path key: longest expected
                                       duration downstream, microseconds */
-    uint32_t deps_remaining;       /* upstream nodes not yet DONE */
-    uint32_t xdeps;                /* of which explicit edges */
+    uint32_t deps_remaining; /* upstream nodes not yet DONE */
+    uint32_t xdeps;          /* of which explicit edges */
     uint32_t refs;
-    uint32_t ready_seq;            /* validates ready-queue entries */
-    uint32_t mark;                 /* traversal stamp */
-    int64_t ord;                   /* Analysis: topological order (an
+    uint32_t ready_seq;        /* validates ready-queue entries */
+    uint32_t mark;             /* traversal stamp */
+    int64_t ord;               /* Analysis: topological order (an
                                       upstream's is smaller), upstream.c */
-    struct vsched__unit *unit;     /* Analysis: its blocker cycle (unit.h) */
+    struct vsched__unit *unit; /* Analysis: its blocker cycle (unit.h) */
     struct vsched__needset *reserved; /* Artifact: stage resources it holds
                                          while READY (stage_res.c) */
-    int32_t status;                /* 0 or negative vsched_status */
+    int32_t status;                   /* 0 or negative vsched_status */
     uint8_t kind, state;
-    uint8_t phase;                 /* Source: 0 load, 1 parse */
-    uint8_t fail_stage;            /* vsched_stage where a failure arose */
-    uint8_t in_structure : 1;      /* holds the graph's own reference */
-    uint8_t admitted : 1;          /* was READY once (after-admission gates) */
-    uint8_t executed : 1;          /* its executor call ran (stage_runs) */
-    uint8_t admit_edges : 1;       /* AFTER_ADMISSION edges wait on it */
-    uint8_t unit_free : 1;         /* counted in unit->free */
-    uint8_t unit_held : 1;         /* finished, counted in unit->held */
-    uint8_t doomed : 1;            /* queued for replacement (unit.h) */
-    uint8_t res_wait : 1;          /* in a resource's waiting queue */
-    atomic_int cancel;             /* read by its running task */
+    uint8_t phase;            /* Source: 0 load, 1 parse */
+    uint8_t fail_stage;       /* vsched_stage where a failure arose */
+    uint8_t in_structure : 1; /* holds the graph's own reference */
+    uint8_t admitted : 1;     /* was READY once (after-admission gates) */
+    uint8_t executed : 1;     /* its executor call ran (stage_runs) */
+    uint8_t admit_edges : 1;  /* AFTER_ADMISSION edges wait on it */
+    uint8_t unit_free : 1;    /* counted in unit->free */
+    uint8_t unit_held : 1;    /* finished, counted in unit->held */
+    uint8_t doomed : 1;       /* queued for replacement (unit.h) */
+    uint8_t res_wait : 1;     /* in a resource's waiting queue */
+    atomic_int cancel;        /* read by its running task */
 } vsched__node;
 
 typedef struct vsched__graph {
-    vsched__rq ready[2];           /* VSCHED__Q_CPU, VSCHED__Q_IO */
+    vsched__rq ready[2]; /* VSCHED__Q_CPU, VSCHED__Q_IO */
     /* Id index: open addressing, id -> node, for every allocated node. */
     vsched__node **ids;
     size_t ids_cap, ids_n;
-    vsched__node *free_list;       /* recycled node memory */
-    void *slabs;                   /* node memory, in slabs (a list) */
-    size_t live;                   /* nodes in the structure */
-    size_t retired;                /* allocated, out of the structure */
-    size_t edges;                  /* edges a live node still waits on */
-    size_t edges_cap;              /* backing slots of the down lists */
-    uint32_t stamp;                /* the last traversal stamp */
-    int64_t ord_lo, ord_hi;        /* Analysis order numbers handed out */
-    struct vsched__unit *units;    /* blocker cycles (unit.h), a list */
-    uint64_t unit_seq;             /* the last unit release's serial */
+    vsched__node *free_list;    /* recycled node memory */
+    void *slabs;                /* node memory, in slabs (a list) */
+    size_t live;                /* nodes in the structure */
+    size_t retired;             /* allocated, out of the structure */
+    size_t edges;               /* edges a live node still waits on */
+    size_t edges_cap;           /* backing slots of the down lists */
+    uint32_t stamp;             /* the last traversal stamp */
+    int64_t ord_lo, ord_hi;     /* Analysis order numbers handed out */
+    struct vsched__unit *units; /* blocker cycles (unit.h), a list */
+    uint64_t unit_seq;          /* the last unit release's serial */
     uint64_t units_formed;
-    vsched__nodevec doomed;        /* nodes to replace (references) */
+    vsched__nodevec doomed; /* nodes to replace (references) */
 } vsched__graph;
 
 uint64_t vsched__now_ns(void);

@@ -60,7 +60,7 @@ int vsched__inbox_push(vsched__inbox *q, vsched__item item)
 int vsched__inbox_try_push(vsched__inbox *q, vsched__item item)
 {
     pthread_mutex_lock(&q->lock);
-    int rc = q->closed                   ? VSCHED_ESHUTDOWN
+    int rc = q->closed                 ? VSCHED_ESHUTDOWN
              : q->count == q->capacity ? VSCHED_EFULL
                                        : VSCHED_OK;
     if (rc == VSCHED_OK)

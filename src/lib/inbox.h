@@ -23,8 +23,8 @@
 #include <stdint.h>
 
 typedef enum vsched__item_kind {
-    VSCHED__ITEM_REQUEST,  /* one vsched_handle */
-    VSCHED__ITEM_BATCH     /* a vsched_batch admitted as one unit */
+    VSCHED__ITEM_REQUEST, /* one vsched_handle */
+    VSCHED__ITEM_BATCH    /* a vsched_batch admitted as one unit */
 } vsched__item_kind;
 
 typedef struct vsched__item {
@@ -41,11 +41,11 @@ typedef struct vsched__inbox {
     vsched__item *ring;
     size_t capacity;
     size_t head, count;
-    size_t depth_max;       /* largest count ever observed */
-    int closed;             /* pushes refused */
-    int stop;               /* teardown signal for the driver */
-    int nudged;             /* the driver should run a pass */
-    atomic_size_t hint;     /* `count`, readable without the lock */
+    size_t depth_max;   /* largest count ever observed */
+    int closed;         /* pushes refused */
+    int stop;           /* teardown signal for the driver */
+    int nudged;         /* the driver should run a pass */
+    atomic_size_t hint; /* `count`, readable without the lock */
 } vsched__inbox;
 
 int vsched__inbox_init(vsched__inbox *q, size_t capacity);

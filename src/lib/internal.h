@@ -76,23 +76,23 @@ typedef struct vsched__task {
     struct vsched__task *next_free;
     uint8_t kind, phase;
     unsigned has_content : 1;
-    unsigned ran : 1;          /* the executor was called */
+    unsigned ran : 1; /* the executor was called */
     uint64_t incarnation, generation;
-    const char *name;          /* the file's or the job's */
-    const char *profile;       /* interned */
-    char file_kind[32];        /* loader classification (Source) */
-    uint64_t class_seq;        /* when it was made */
+    const char *name;    /* the file's or the job's */
+    const char *profile; /* interned */
+    char file_kind[32];  /* loader classification (Source) */
+    uint64_t class_seq;  /* when it was made */
 
     /* Inputs. */
-    char *bytes;               /* Source: loaded or upserted bytes (owned) */
+    char *bytes; /* Source: loaded or upserted bytes (owned) */
     size_t len;
-    vsched__snap *snap;        /* Analysis/Artifact: a reference */
+    vsched__snap *snap; /* Analysis/Artifact: a reference */
     uint64_t content_hash;
-    uint64_t analysis_hash;    /* Artifact: the file's, read at start */
+    uint64_t analysis_hash;     /* Artifact: the file's, read at start */
     uint64_t consumed_analysis; /* Artifact: id of the Analysis it read */
-    uint64_t unit_seq;         /* Analysis: its unit's release, or 0 */
-    uint64_t *blocker_hashes;  /* Analysis: in extract_deps order */
-    uint64_t *consumed;        /* Analysis: id of each blocker's Analysis */
+    uint64_t unit_seq;          /* Analysis: its unit's release, or 0 */
+    uint64_t *blocker_hashes;   /* Analysis: in extract_deps order */
+    uint64_t *consumed;         /* Analysis: id of each blocker's Analysis */
     size_t n_blockers;
     uint64_t inline_hashes[4], inline_consumed[4];
     /* Analysis/Artifact (ABI 1.1 in->blockers): n_blk blockers' names and
@@ -113,9 +113,9 @@ typedef struct vsched__task {
 
     /* Outputs. */
     int status;
-    char *message;             /* owned */
-    void *new_snapshot;        /* Source: executor-owned */
-    vsched_deps_out deps;      /* Source: owned arrays and strings */
+    char *message;        /* owned */
+    void *new_snapshot;   /* Source: executor-owned */
+    vsched_deps_out deps; /* Source: owned arrays and strings */
     /* Source, parsed: what integration publishes, built unlocked by the
      * stage (stages.c) -- the facts record (its names, self references
      * dropped), each name's hash, the snapshot record. */
@@ -124,52 +124,52 @@ typedef struct vsched__task {
     uint64_t inline_dep_hashes[8];
     vsched__snap *snap_new;
     uint64_t out_hash;
-    char *artifact_path;       /* owned */
-    vsched_diag *diags;        /* owned, strings too */
+    char *artifact_path; /* owned */
+    vsched_diag *diags;  /* owned, strings too */
     size_t n_diags;
     uint64_t started_ns, finished_ns;
-    int8_t pool_kind, worker;  /* the thread that ran it (pool.c) */
+    int8_t pool_kind, worker;     /* the thread that ran it (pool.c) */
     struct vsched__needset *held; /* stage resources it holds (stage_res.c) */
 
-    vsched_job_in *job;        /* jobs: the op's input (owned) */
+    vsched_job_in *job; /* jobs: the op's input (owned) */
 } vsched__task;
 
 struct vsched_handle {
-    vsched_result result;      /* the answer; name/stage/profile are the
+    vsched_result result; /* the answer; name/stage/profile are the
                                   request's */
     vsched *s;
-    vsched_batch *batch;       /* owning batch, or NULL */
-    atomic_int refs;           /* single handles: caller + scheduler +
+    vsched_batch *batch; /* owning batch, or NULL */
+    atomic_int refs;     /* single handles: caller + scheduler +
                                   a pending join callback */
     atomic_int done;
     int priority;
-    unsigned flags;            /* VSCHED_REQ_* still to apply */
+    unsigned flags; /* VSCHED_REQ_* still to apply */
     uint64_t cost_ns;
     vsched_join_fn on_join;
     void *join_user;
-    char *content;             /* upsert bytes (owned) until admitted */
+    char *content; /* upsert bytes (owned) until admitted */
     size_t content_len;
-    const char *profile_key;   /* the profile, interned (slots key on it) */
-    const char *kind;          /* loader classification (interned) */
-    uint64_t class_seq;        /* when it was made */
-    int admit_status;          /* failure found before admission */
-    vsched__file *file;        /* bound at submission (reference) */
-    uint64_t epoch;            /* reset epoch at submission */
-    vsched_handle *next;       /* a node's waiter list; the readmit queue */
-    vsched__facts *facts;      /* the result's deps/blockers (reference) */
-    vsched__outcome out;       /* the result's owned strings */
-    char *path;                /* result.artifact_path (owned) */
-    char *canonical;           /* result.name (owned) */
-    unsigned join_fired : 1;   /* its join callback was queued once */
+    const char *profile_key; /* the profile, interned (slots key on it) */
+    const char *kind;        /* loader classification (interned) */
+    uint64_t class_seq;      /* when it was made */
+    int admit_status;        /* failure found before admission */
+    vsched__file *file;      /* bound at submission (reference) */
+    uint64_t epoch;          /* reset epoch at submission */
+    vsched_handle *next;     /* a node's waiter list; the readmit queue */
+    vsched__facts *facts;    /* the result's deps/blockers (reference) */
+    vsched__outcome out;     /* the result's owned strings */
+    char *path;              /* result.artifact_path (owned) */
+    char *canonical;         /* result.name (owned) */
+    unsigned join_fired : 1; /* its join callback was queued once */
 };
 
 struct vsched_batch {
     vsched *s;
     size_t n;
-    atomic_int refs;           /* caller + scheduler (until all answered) */
-    atomic_size_t remaining;   /* handles not yet answered */
+    atomic_int refs;         /* caller + scheduler (until all answered) */
+    atomic_size_t remaining; /* handles not yet answered */
     atomic_int done;
-    vsched_handle *h;          /* n handles, one allocation */
+    vsched_handle *h; /* n handles, one allocation */
     const vsched_result **results;
 };
 
@@ -187,14 +187,14 @@ typedef struct vsched__event {
 
 /* What one critical section leaves for after the unlock (pass.c). */
 typedef struct vsched__pass {
-    vsched_handle **fin;       /* handles to signal */
+    vsched_handle **fin; /* handles to signal */
     size_t n_fin, cap_fin;
-    vsched_handle **joins;     /* join callbacks to run (held) */
+    vsched_handle **joins; /* join callbacks to run (held) */
     size_t n_joins, cap_joins;
     vsched__event *events;
     size_t n_events, cap_events;
-    vsched__snap *dead;        /* snapshots to free through the executor */
-    int wake_dag;              /* node waiters and blocked submitters */
+    vsched__snap *dead; /* snapshots to free through the executor */
+    int wake_dag;       /* node waiters and blocked submitters */
 } vsched__pass;
 
 /* The argument of a runner task: its scheduler and queue. */
@@ -216,20 +216,20 @@ struct vsched {
     vsched__graph graph;
     vsched__files files;
     vsched__dependents dependents;
-    vsched__strings strings;   /* interned profile and kind names */
+    vsched__strings strings; /* interned profile and kind names */
     vsched__dag dag;
-    vsched__root_dir *root;    /* own lock, rank 2 */
-    uint64_t epoch;            /* advanced by each reset */
+    vsched__root_dir *root;                /* own lock, rank 2 */
+    uint64_t epoch;                        /* advanced by each reset */
     vsched_handle *readmit, *readmit_tail; /* follow-latest re-admissions */
-    vsched__snap *dead_snaps;  /* freed by the next unlocking thread */
+    vsched__snap *dead_snaps; /* freed by the next unlocking thread */
     vsched__snap *_Atomic serial_pending; /* frees for the serialised
                                              executor's next lock holder */
-    vsched__task *task_free;   /* recycled task memory */
-    size_t waiters;            /* handles parked on nodes */
-    size_t n_blockers;         /* blocker references in live facts */
-    unsigned runners[2];       /* runner tasks submitted, not yet exited */
-    unsigned busy[2];          /* of which running a task (unlocked) */
-    unsigned runner_limit[2];  /* at most this many (the pools' threads) */
+    vsched__task *task_free;              /* recycled task memory */
+    size_t waiters;                       /* handles parked on nodes */
+    size_t n_blockers;        /* blocker references in live facts */
+    unsigned runners[2];      /* runner tasks submitted, not yet exited */
+    unsigned busy[2];         /* of which running a task (unlocked) */
+    unsigned runner_limit[2]; /* at most this many (the pools' threads) */
     /* Read-ahead: Sources loaded and waiting (READY, holding their task
      * and bytes) to be parsed on the CPU pool. Raised when a load
      * completes (complete.c); lowered when a runner takes one to parse
@@ -239,8 +239,8 @@ struct vsched {
     size_t loaded_waiting;
     size_t readahead;
     vsched__runner_arg runner_args[2];
-    atomic_int repump;         /* a pool refused work: the driver retries */
-    unsigned node_waiters;     /* threads waiting on dag.changed
+    atomic_int repump;     /* a pool refused work: the driver retries */
+    unsigned node_waiters; /* threads waiting on dag.changed
                                   (vsched_node_wait, blocked submitters) */
     /* Threads that may still touch this scheduler without being its
      * callers: runners submitted to a pool (from kick until their last
@@ -250,7 +250,7 @@ struct vsched {
     atomic_int inside;
     atomic_size_t n_retired_files; /* retired objects not yet freed */
 
-    vsched__inbox inbox;       /* own lock, rank 4 */
+    vsched__inbox inbox; /* own lock, rank 4 */
     pthread_t driver;
     int driver_started;
 
@@ -359,8 +359,7 @@ VSCHED__HIDDEN void vsched__readmit_push(vsched *s, vsched_handle *h);
 VSCHED__HIDDEN vsched__node *vsched__ensure_source(vsched *s, vsched__file *f,
                                                    int prio);
 VSCHED__HIDDEN vsched__node *vsched__ensure_analysis(vsched *s,
-                                                     vsched__file *f,
-                                                     int prio,
+                                                     vsched__file *f, int prio,
                                                      vsched__pass *p);
 /* The same, for an Analysis about to be linked as another's blocker (a new
  * node is ordered first, upstream.c). */
@@ -392,8 +391,7 @@ VSCHED__HIDDEN vsched__file *vsched__rehome(vsched *s, vsched__file *f,
 /* Analysis results built on f's old content are stale: drop or re-gate
  * them, transitively. f_done: f's old Analysis had finished DONE. */
 VSCHED__HIDDEN void vsched__invalidate_dependents(vsched *s, vsched__file *f,
-                                                  int f_done,
-                                                  vsched__pass *p);
+                                                  int f_done, vsched__pass *p);
 /* Replace m, a doomed Analysis (unit.h), by a fresh one of its file --
  * same generation, its waiters and dependents moved over -- gated anew. */
 VSCHED__HIDDEN void vsched__replace_analysis(vsched *s, vsched__node *m,
@@ -447,8 +445,7 @@ VSCHED__HIDDEN void vsched__inbox_absorb(vsched *s, vsched__pass *p);
 
 /* ---- ctx.c -------------------------------------------------------------- */
 VSCHED__HIDDEN void vsched__ctx_init(vsched_ctx *ctx, vsched__task *t);
-VSCHED__HIDDEN vsched_diag *vsched__diags_copy(const vsched_diag *d,
-                                               size_t n);
+VSCHED__HIDDEN vsched_diag *vsched__diags_copy(const vsched_diag *d, size_t n);
 VSCHED__HIDDEN void vsched__diags_free(vsched_diag *d, size_t n);
 /* Canonical name through the loader; *out is malloc'd on VSCHED_OK. */
 VSCHED__HIDDEN int vsched__canonical_name(vsched *s, const char *name,

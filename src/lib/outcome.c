@@ -31,12 +31,9 @@ static char *dup_or_null(const char *s)
 vsched_stage vsched__stage_of(const vsched__node *n)
 {
     switch (n->kind) {
-    case VSCHED__K_SOURCE:
-        return VSCHED_STAGE_SOURCE;
-    case VSCHED__K_ANALYSIS:
-        return VSCHED_STAGE_ANALYSIS;
-    default:
-        return VSCHED_STAGE_ARTIFACT;
+    case VSCHED__K_SOURCE: return VSCHED_STAGE_SOURCE;
+    case VSCHED__K_ANALYSIS: return VSCHED_STAGE_ANALYSIS;
+    default: return VSCHED_STAGE_ARTIFACT;
     }
 }
 
@@ -68,8 +65,8 @@ void vsched__handle_finish(vsched *s, vsched_handle *h, vsched__node *n,
     vsched_result *r = &h->result;
     vsched__file *f = n->file;
     r->status = n->status;
-    r->failed_stage = n->status != 0 ? (vsched_stage)n->fail_stage
-                                     : vsched__stage_of(n);
+    r->failed_stage =
+        n->status != 0 ? (vsched_stage)n->fail_stage : vsched__stage_of(n);
     r->incarnation = f->incarnation;
     r->generation = n->generation;
     r->started_ns = n->started_ns;
@@ -283,7 +280,7 @@ void vsched__node_done(vsched *s, vsched__node *n, vsched__pass *p)
 /* ---- failure, by worklist ----------------------------------------------------- */
 
 typedef struct failure {
-    vsched__node *node;   /* a reference */
+    vsched__node *node; /* a reference */
     int status;
     int origin;
     vsched__outcome *why;
@@ -340,18 +337,18 @@ static const char *root_cause(const vsched__node *n)
 /* The failure d inherits from the failed up: a later stage of the same
  * file keeps the failure as its own; another file's stage (or a job's
  * file-stage upstream) names up. */
-static void inherit(const vsched__node *up, const vsched__node *d,
-                    int *status, int *origin, vsched__outcome **why)
+static void inherit(const vsched__node *up, const vsched__node *d, int *status,
+                    int *origin, vsched__outcome **why)
 {
     const vsched__outcome *o = up->why;
     if (up->file != NULL && up->file == d->file) {
         *status = up->status;
         *origin = up->fail_stage;
-        *why = outcome_new(
-            o != NULL ? dup_or_null(o->message) : NULL,
-            o != NULL ? dup_or_null(o->failed_dep) : NULL,
-            o != NULL ? vsched__diags_copy(o->diags, o->n_diags) : NULL,
-            o != NULL && o->diags != NULL ? o->n_diags : 0);
+        *why = outcome_new(o != NULL ? dup_or_null(o->message) : NULL,
+                           o != NULL ? dup_or_null(o->failed_dep) : NULL,
+                           o != NULL ? vsched__diags_copy(o->diags, o->n_diags)
+                                     : NULL,
+                           o != NULL && o->diags != NULL ? o->n_diags : 0);
         return;
     }
     const char *dep = vsched__node_name(up);
@@ -384,14 +381,13 @@ static void fail_one(vsched *s, failure *f, worklist *w, vsched__pass *p)
         return;
     }
     int status = f->status;
-    n->fail_stage = (uint8_t)(f->origin >= 0 ? f->origin
-                                              : (int)vsched__stage_of(n));
+    n->fail_stage =
+        (uint8_t)(f->origin >= 0 ? f->origin : (int)vsched__stage_of(n));
     int cancelled = status == VSCHED_ECANCELLED ||
-                    status == VSCHED_ESUPERSEDED ||
-                    status == VSCHED_ESHUTDOWN;
-    vsched__unit *u = finish(s, n, cancelled ? VSCHED__CANCELLED
-                                             : VSCHED__FAILED,
-                             status, f->why, p);
+                    status == VSCHED_ESUPERSEDED || status == VSCHED_ESHUTDOWN;
+    vsched__unit *u =
+        finish(s, n, cancelled ? VSCHED__CANCELLED : VSCHED__FAILED, status,
+               f->why, p);
     answer_waiters(s, n, p);
     each_implicit(s, n, push_inherited, w);
     release_down(s, n, push_inherited, w, p);

@@ -17,8 +17,16 @@ typedef struct bucket {
 } bucket;
 
 static bucket buckets[BUCKETS] = {
-#define B PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, {0}
-#define B4 {B}, {B}, {B}, {B}
+#define B                                                                     \
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0,                   \
+    {                                                                         \
+        0                                                                     \
+    }
+#define B4                                                                    \
+    {B}, {B}, {B},                                                            \
+    {                                                                         \
+        B                                                                     \
+    }
 #define B16 B4, B4, B4, B4
     B16, B16, B16, B16
 #undef B16

@@ -51,9 +51,13 @@ void vsched__pass_event(vsched *s, vsched__pass *p, const vsched__node *n)
         return;
     if (p->n_events == p->cap_events)
         p->events = grow(p->events, &p->cap_events, sizeof *p->events);
-    p->events[p->n_events++] = (vsched__event){
-        vsched__stage_of(n), vsched__file_ref(n->file), n->profile,
-        n->status, n->started_ns, n->finished_ns, NULL};
+    p->events[p->n_events++] = (vsched__event){vsched__stage_of(n),
+                                               vsched__file_ref(n->file),
+                                               n->profile,
+                                               n->status,
+                                               n->started_ns,
+                                               n->finished_ns,
+                                               NULL};
 }
 
 void vsched__pass_task_event(vsched__pass *p, vsched_task_event *ev)
@@ -76,8 +80,7 @@ static void deliver(vsched *s, vsched__pass *p)
         vsched__pass *o = delivering;
         for (size_t i = 0; i < p->n_events; i++) {
             if (o->n_events == o->cap_events)
-                o->events = grow(o->events, &o->cap_events,
-                                 sizeof *o->events);
+                o->events = grow(o->events, &o->cap_events, sizeof *o->events);
             o->events[o->n_events++] = p->events[i];
         }
         p->n_events = 0;
@@ -91,8 +94,8 @@ static void deliver(vsched *s, vsched__pass *p)
             s->opts.task_observer(s->opts.task_observer_user, e.task);
             continue;
         }
-        vsched_event ev = {e.stage, e.file->name, e.profile, e.status,
-                           e.started_ns, e.finished_ns};
+        vsched_event ev = {e.stage,  e.file->name, e.profile,
+                           e.status, e.started_ns, e.finished_ns};
         s->opts.observer(s->opts.observer_user, &ev);
     }
     delivering = NULL;

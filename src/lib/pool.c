@@ -32,7 +32,7 @@ struct vsched_pool {
     vsched_pool_kind kind;
     unsigned n_threads;
     pthread_t *threads;
-    worker_arg *args;        /* one per thread: its pool and index */
+    worker_arg *args; /* one per thread: its pool and index */
 
     /* lock: guards ring, head, count, occupied, sleeping, stopping. Rank:
      * leaf (no other lock is taken while it is held; never held while a
@@ -41,9 +41,9 @@ struct vsched_pool {
     pthread_cond_t nonempty; /* signalled when count goes up or stopping */
     pool_task *ring;
     size_t capacity;
-    size_t head;     /* index of the oldest queued task */
-    size_t count;    /* queued, not yet started */
-    size_t occupied; /* queued + running: the transport bound */
+    size_t head;       /* index of the oldest queued task */
+    size_t count;      /* queued, not yet started */
+    size_t occupied;   /* queued + running: the transport bound */
     unsigned sleeping; /* workers waiting on nonempty */
     int stopping;
 };

@@ -125,7 +125,8 @@ static vsched__bucket *bucket_of(vsched__rq *q, int32_t priority, uint32_t wc)
 void vsched__rq_push(vsched__rq *q, struct vsched__node *n, int32_t priority,
                      uint32_t weight_us, uint32_t seq)
 {
-    vsched__bucket *b = bucket_of(q, priority, vsched__weight_class(weight_us));
+    vsched__bucket *b =
+        bucket_of(q, priority, vsched__weight_class(weight_us));
     if (b->n == b->cap) {
         uint32_t cap = b->cap ? b->cap * 2 : 64;
         vsched__entry *ring = malloc(cap * sizeof *ring);

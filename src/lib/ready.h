@@ -43,12 +43,12 @@ typedef struct vsched__bucket {
 } vsched__bucket;
 
 typedef struct vsched__rq {
-    vsched__bucket **heap;        /* non-empty buckets, best on top */
+    vsched__bucket **heap; /* non-empty buckets, best on top */
     size_t heap_n, heap_cap;
-    vsched__bucket **table;       /* every bucket by key (chained) */
+    vsched__bucket **table; /* every bucket by key (chained) */
     size_t table_cap, table_n;
-    size_t valid;                 /* READY nodes held */
-    size_t entries;               /* entries held, stale included */
+    size_t valid;   /* READY nodes held */
+    size_t entries; /* entries held, stale included */
 } vsched__rq;
 
 /* The weight class of a weight in microseconds. */

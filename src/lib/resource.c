@@ -277,8 +277,8 @@ static int need_stuck(const waitset *ws, vsched__node *x, size_t i,
     if (g == NULL && r->in_use < r->capacity)
         return 0;
     /* The units that could serve this need, and who holds them. */
-    vsched__node *const *hs = g != NULL ? &g->branch
-                                        : (vsched__node *const *)r->holders.v;
+    vsched__node *const *hs =
+        g != NULL ? &g->branch : (vsched__node *const *)r->holders.v;
     size_t nh = g != NULL ? 1 : r->holders.n;
     if (nh == 0)
         return 0; /* capacity lowered below what is held: it may rise */
@@ -306,8 +306,9 @@ static char *deadlock_message(const waitset *ws, vsched__node *n,
     FILE *f = open_memstream(&m, &len);
     if (f == NULL)
         return NULL;
-    fprintf(f, "resource deadlock: '%s' needs '%s', which '%s' holds for its "
-               "subtree",
+    fprintf(f,
+            "resource deadlock: '%s' needs '%s', which '%s' holds for its "
+            "subtree",
             vsched__node_name(n), r->name, vsched__node_name(h));
     fprintf(f, ", where '%s'", vsched__node_name(ws->w[witness].node));
     for (size_t at = witness, hops = 0; at != 0 && hops < 64; hops++) {
@@ -316,8 +317,9 @@ static char *deadlock_message(const waitset *ws, vsched__node *n,
         if (w->resource == NULL)
             fprintf(f, " waits on '%s'", next);
         else
-            fprintf(f, " needs '%s', which '%s' holds for its subtree, "
-                       "where '%s'",
+            fprintf(f,
+                    " needs '%s', which '%s' holds for its subtree, "
+                    "where '%s'",
                     w->resource->name, vsched__node_name(w->holder), next);
         if (w->resource == NULL && w->from != 0)
             fputs(", which", f);
@@ -382,8 +384,7 @@ int vsched__job_can_start(vsched *s, vsched__node *n, vsched__pass *p)
         return 1;
     char *deadlock = deadlock_of(s, n);
     if (deadlock != NULL) {
-        vsched__node_fail(s, n, VSCHED_ECYCLE, deadlock, NULL, NULL, 0, -1,
-                          p);
+        vsched__node_fail(s, n, VSCHED_ECYCLE, deadlock, NULL, NULL, 0, -1, p);
         return 0;
     }
     /* Take nothing and wait: no hold-and-wait. */
@@ -407,8 +408,7 @@ static void recheck_parked(vsched *s, vsched__pass *p)
         }
         v->v[i] = v->v[--v->n];
         x->job->parked = 0;
-        vsched__node_fail(s, x, VSCHED_ECYCLE, deadlock, NULL, NULL, 0, -1,
-                          p);
+        vsched__node_fail(s, x, VSCHED_ECYCLE, deadlock, NULL, NULL, 0, -1, p);
         vsched__node_unref(s, x);
     }
 }

@@ -14,7 +14,7 @@
 struct vsched__history {
     uint64_t hash;
     size_t n, cap;
-    vsched__version *v;       /* inline, or a heap array */
+    vsched__version *v; /* inline, or a heap array */
     vsched__version inline_v[INLINE_VERSIONS];
     char name[];
 };

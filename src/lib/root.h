@@ -43,18 +43,18 @@ typedef struct vsched__version {
 typedef struct vsched__history vsched__history;
 
 typedef struct vsched__root_dir {
-    pthread_mutex_t lock;     /* rank 2: history, leases, visible, refs */
-    int refs;                 /* scheduler + live roots */
-    uint64_t visible;         /* the newest epoch captures see */
-    vsched__history **slots;  /* open addressing by name */
+    pthread_mutex_t lock;    /* rank 2: history, leases, visible, refs */
+    int refs;                /* scheduler + live roots */
+    uint64_t visible;        /* the newest epoch captures see */
+    vsched__history **slots; /* open addressing by name */
     size_t cap, n;
     size_t n_versions;
     struct vsched_root *roots; /* live leases, a doubly linked list */
     size_t n_roots;
 
     /* Publication state: the scheduler lock guards these. */
-    unsigned depth;           /* open begin/end pairs */
-    uint64_t open;            /* epoch of the open publication */
+    unsigned depth; /* open begin/end pairs */
+    uint64_t open;  /* epoch of the open publication */
 } vsched__root_dir;
 
 struct vsched_root {
@@ -77,7 +77,6 @@ int vsched__root_put(vsched__root_dir *d, const char *name, uint64_t hash,
                      uint64_t generation, uint64_t content_hash);
 void vsched__root_end(vsched__root_dir *d);
 
-void vsched__root_counts(vsched__root_dir *d, size_t *versions,
-                         size_t *roots);
+void vsched__root_counts(vsched__root_dir *d, size_t *versions, size_t *roots);
 
 #endif

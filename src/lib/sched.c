@@ -469,7 +469,8 @@ int vsched_wait(vsched_handle *h, const vsched_result **res)
     if (h == NULL)
         return VSCHED_EINVAL;
     /* A CPU worker must not block its own pool: it runs ready work. */
-    if (!atomic_load(&h->done) && vsched__pool_is_current(h->s->opts.cpu_pool) &&
+    if (!atomic_load(&h->done) &&
+        vsched__pool_is_current(h->s->opts.cpu_pool) &&
         !atomic_load(&h->s->stopping))
         vsched__pump_until(h->s, h, &h->done);
     vsched__park_until(h, &h->done);
@@ -491,8 +492,7 @@ int vsched__test_handle_done(vsched_handle *h)
 
 /* ---- batches ---------------------------------------------------------------------- */
 
-static vsched_batch *batch_new(vsched *s, const vsched_request *reqs,
-                               size_t n)
+static vsched_batch *batch_new(vsched *s, const vsched_request *reqs, size_t n)
 {
     /* One allocation: the batch, its handles, the result pointers, and
      * one copy of the profile name of each run of requests with equal
@@ -506,9 +506,9 @@ static vsched_batch *batch_new(vsched *s, const vsched_request *reqs,
             bytes += strlen(pr) + 1;
         prev = pr;
     }
-    vsched_batch *b = calloc(1, sizeof *b + n * sizeof(vsched_handle) +
-                                    (n + 1) * sizeof(const vsched_result *) +
-                                    bytes + 1);
+    vsched_batch *b =
+        calloc(1, sizeof *b + n * sizeof(vsched_handle) +
+                      (n + 1) * sizeof(const vsched_result *) + bytes + 1);
     if (b == NULL)
         return NULL;
     b->s = s;
@@ -537,7 +537,7 @@ static vsched_batch *batch_new(vsched *s, const vsched_request *reqs,
         b->h[i].batch = b;
     }
     vsched_handle **hs = malloc((n + 1) * sizeof *hs);
-    char (*kinds)[32] = malloc((n + 1) * sizeof *kinds);
+    char(*kinds)[32] = malloc((n + 1) * sizeof *kinds);
     if (hs == NULL || kinds == NULL) {
         free(hs);
         free(kinds);
@@ -597,8 +597,8 @@ int vsched_submit_batch(vsched *s, const vsched_request *reqs, size_t n,
     return VSCHED_OK;
 }
 
-int vsched_submit_batch_atomic(vsched *s, const vsched_request *reqs,
-                               size_t n, vsched_batch **out)
+int vsched_submit_batch_atomic(vsched *s, const vsched_request *reqs, size_t n,
+                               vsched_batch **out)
 {
     if (!batch_args_valid(s, reqs, n, out))
         return VSCHED_EINVAL;
@@ -623,7 +623,8 @@ int vsched_wait_batch(vsched_batch *b, const vsched_result **res)
 {
     if (b == NULL)
         return VSCHED_EINVAL;
-    if (!atomic_load(&b->done) && vsched__pool_is_current(b->s->opts.cpu_pool) &&
+    if (!atomic_load(&b->done) &&
+        vsched__pool_is_current(b->s->opts.cpu_pool) &&
         !atomic_load(&b->s->stopping))
         vsched__pump_until(b->s, b, &b->done);
     vsched__park_until(b, &b->done);

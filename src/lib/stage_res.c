@@ -88,8 +88,7 @@ static void wait_on_resource(vsched__node *n, vsched__resource *r)
 {
     n->res_wait = 1;
     vsched__node_ref(n); /* the entry's */
-    vsched__rq_push(&r->waiting, n, n->priority, n->weight_us,
-                    ++n->ready_seq);
+    vsched__rq_push(&r->waiting, n, n->priority, n->weight_us, ++n->ready_seq);
 }
 
 int vsched__stage_admit(vsched *s, vsched__node *n)

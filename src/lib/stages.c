@@ -65,14 +65,15 @@ static void run_load(vsched__task *t, const vsched_ctx *ctx)
     const vsched_loader_binding *lb = &s->opts.loader;
     lock_if(&s->serial_loader, lb->thread_safe);
     /* Upserted content replaces the loader's copy; it is still classified. */
-    int rc = t->has_content ? VSCHED_OK
-                            : lb->ops->load(lb->inst, ctx, t->name, &t->bytes,
-                                            &t->len);
+    int rc = t->has_content
+                 ? VSCHED_OK
+                 : lb->ops->load(lb->inst, ctx, t->name, &t->bytes, &t->len);
     if (rc == VSCHED_OK && t->bytes == NULL && !t->has_content &&
         t->len != 0) {
         rc = VSCHED_EINVAL; /* NULL is for an empty source only */
-        if (asprintf(&t->message, "cannot load %s: the loader returned no "
-                                  "bytes for a source of %zu bytes",
+        if (asprintf(&t->message,
+                     "cannot load %s: the loader returned no "
+                     "bytes for a source of %zu bytes",
                      t->name, t->len) < 0)
             t->message = NULL;
     }
@@ -95,8 +96,9 @@ static void run_load(vsched__task *t, const vsched_ctx *ctx)
 static int check_names(vsched__task *t, const char *what, char **v, size_t n)
 {
     if (n > 0 && v == NULL) {
-        if (asprintf(&t->message, "%s: extract_deps returned %zu %s but no "
-                                  "array",
+        if (asprintf(&t->message,
+                     "%s: extract_deps returned %zu %s but no "
+                     "array",
                      t->name, n, what) < 0)
             t->message = NULL;
         return VSCHED_EINVAL;
@@ -104,8 +106,8 @@ static int check_names(vsched__task *t, const char *what, char **v, size_t n)
     for (size_t i = 0; i < n; i++)
         if (v[i] == NULL || v[i][0] == '\0') {
             if (asprintf(&t->message, "%s: extract_deps returned %s %s #%zu",
-                         t->name, v[i] == NULL ? "a NULL" : "an empty",
-                         what, i + 1) < 0)
+                         t->name, v[i] == NULL ? "a NULL" : "an empty", what,
+                         i + 1) < 0)
                 t->message = NULL;
             return VSCHED_EINVAL;
         }
@@ -171,8 +173,8 @@ static int prepare_source(vsched__task *t)
     size_t nd = t->deps.n_deps, nb = t->deps.n_blockers, n = nd + nb;
     const char *inline_names[16];
     const char **names = n <= 16 ? inline_names : malloc(n * sizeof *names);
-    uint64_t *hashes = n <= 8 ? t->inline_dep_hashes
-                              : malloc(n * sizeof *hashes);
+    uint64_t *hashes =
+        n <= 8 ? t->inline_dep_hashes : malloc(n * sizeof *hashes);
     t->snap_new = vsched__snap_new(t->new_snapshot);
     if (names == NULL || hashes == NULL || t->snap_new == NULL) {
         if (names != inline_names)
@@ -205,9 +207,11 @@ static void run_analysis(vsched__task *t, const vsched_ctx *ctx)
     const vsched_executor_binding *eb = &s->opts.executor;
     /* 1.0 fields first, then the 1.1 ones (plugin.h: a 1.0 plugin reads
      * its prefix); the blockers as task.c read them. */
-    vsched_analysis_in in = {t->name, t->snap != NULL ? t->snap->p : NULL,
-                             t->content_hash, t->blocker_hashes,
-                             t->n_blockers, sizeof in, t->blk};
+    vsched_analysis_in in = {
+        t->name,         t->snap != NULL ? t->snap->p : NULL,
+        t->content_hash, t->blocker_hashes,
+        t->n_blockers,   sizeof in,
+        t->blk};
     lock_if(&s->serial_executor, eb->thread_safe);
     t->ran = 1;
     int rc = eb->ops->analysis(eb->inst, ctx, &in, &t->out_hash);
@@ -293,13 +297,14 @@ static int publish(vsched__task *t, vsched_artifact_out *out)
     }
     if (rename(tmp, out->path) != 0) {
         err = errno;
-        int never_written = err == ENOENT && tmp == out->tmp_path &&
-                            access(tmp, F_OK) != 0;
+        int never_written =
+            err == ENOENT && tmp == out->tmp_path && access(tmp, F_OK) != 0;
         unlink(tmp);
         if (never_written) {
             /* the executor named a temporary it never wrote */
-            if (asprintf(&t->message, "cannot write %s: the executor's "
-                                      "temporary %s does not exist",
+            if (asprintf(&t->message,
+                         "cannot write %s: the executor's "
+                         "temporary %s does not exist",
                          out->path, tmp) < 0)
                 t->message = NULL;
             return VSCHED_EIO;
@@ -325,10 +330,10 @@ static void run_artifact(vsched__task *t, const vsched_ctx *ctx)
 {
     vsched *s = t->s;
     const vsched_executor_binding *eb = &s->opts.executor;
-    vsched_artifact_in in = {t->name,          t->profile,
-                             t->snap != NULL ? t->snap->p : NULL,
-                             t->analysis_hash, sizeof in,
-                             t->blk,           t->n_blk};
+    vsched_artifact_in in = {
+        t->name,          t->profile, t->snap != NULL ? t->snap->p : NULL,
+        t->analysis_hash, sizeof in,  t->blk,
+        t->n_blk};
     vsched_artifact_out out = {0};
     lock_if(&s->serial_executor, eb->thread_safe);
     t->ran = 1;
@@ -347,7 +352,8 @@ static void run_artifact(vsched__task *t, const vsched_ctx *ctx)
     free(out.path);
     free(out.tmp_path);
     free(out.bytes);
-    free_names(out.deps, out.n_deps); /* 1.1: read by a host wrapper, not here */
+    free_names(out.deps,
+               out.n_deps); /* 1.1: read by a host wrapper, not here */
 }
 
 /* A generic graph job through the executor's optional `job` op; its
@@ -356,12 +362,14 @@ static void run_job(vsched__task *t, const vsched_ctx *ctx)
 {
     vsched *s = t->s;
     const vsched_executor_binding *eb = &s->opts.executor;
-    if (eb->ops->size < offsetof(vsched_executor_ops, job) +
-                            sizeof eb->ops->job ||
+    if (eb->ops->size <
+            offsetof(vsched_executor_ops, job) + sizeof eb->ops->job ||
         eb->ops->job == NULL) {
         t->status = VSCHED_EUNSUPPORTED;
-        if (asprintf(&t->message, "job %s: the executor has no job "
-                                  "operation", t->name) < 0)
+        if (asprintf(&t->message,
+                     "job %s: the executor has no job "
+                     "operation",
+                     t->name) < 0)
             t->message = NULL;
         return;
     }
@@ -385,7 +393,8 @@ static void run_job(vsched__task *t, const vsched_ctx *ctx)
     free(out.path);
     free(out.tmp_path);
     free(out.bytes);
-    free_names(out.deps, out.n_deps); /* 1.1: read by a host wrapper, not here */
+    free_names(out.deps,
+               out.n_deps); /* 1.1: read by a host wrapper, not here */
 }
 
 void vsched__task_execute(vsched__task *t)
@@ -405,17 +414,10 @@ void vsched__task_execute(vsched__task *t)
             else
                 run_parse(t, &ctx);
             break;
-        case VSCHED__K_ANALYSIS:
-            run_analysis(t, &ctx);
-            break;
-        case VSCHED__K_ARTIFACT:
-            run_artifact(t, &ctx);
-            break;
-        case VSCHED__K_JOB:
-            run_job(t, &ctx);
-            break;
+        case VSCHED__K_ANALYSIS: run_analysis(t, &ctx); break;
+        case VSCHED__K_ARTIFACT: run_artifact(t, &ctx); break;
+        case VSCHED__K_JOB: run_job(t, &ctx); break;
         }
     }
     t->finished_ns = vsched__now_ns();
 }
-

@@ -38,8 +38,8 @@
 
 /* Work of other files (and jobs) to re-gate once the sweep is done. */
 typedef struct sweep {
-    vsched__nodevec regate;   /* the waiting nodes (references) */
-    vsched__nodevec from;     /* regate[i] waited on from[i] (references) */
+    vsched__nodevec regate; /* the waiting nodes (references) */
+    vsched__nodevec from;   /* regate[i] waited on from[i] (references) */
 } sweep;
 
 static void sweep_free(vsched *s, sweep *w)
@@ -242,8 +242,8 @@ static void regate_on_blocker(vsched *s, vsched__node *d, vsched__file *b,
                               vsched__pass *p)
 {
     vsched__unready(s, d);
-    vsched__node *up = vsched__ensure_blocker_analysis(s, vsched__live(s, b),
-                                                       d->priority, p);
+    vsched__node *up =
+        vsched__ensure_blocker_analysis(s, vsched__live(s, b), d->priority, p);
     if (vsched__link_blocker(s, up, d, p) == 0)
         vsched__make_ready_if_free(s, d);
 }
@@ -339,8 +339,8 @@ int vsched__advance_generation(vsched *s, vsched__file *f, vsched__pass *p)
     sweep w = {{0}, {0}};
     vsched__root_begin(s->root);
     f->generation++;
-    vsched__root_put(s->root, f->name, f->hash, VSCHED_SOURCE_PENDING, f->incarnation,
-                     f->generation, 0);
+    vsched__root_put(s->root, f->name, f->hash, VSCHED_SOURCE_PENDING,
+                     f->incarnation, f->generation, 0);
     int done = sweep_file(s, f, VSCHED_ESUPERSEDED, &w, p);
     vsched__invalidate_dependents(s, f, done, p);
     regate(s, f, &w, p);
@@ -389,8 +389,8 @@ vsched__file *vsched__rehome(vsched *s, vsched__file *f, const char *kind,
 
 static void remove_file(vsched *s, vsched__file *f, sweep *w, vsched__pass *p)
 {
-    vsched__root_put(s->root, f->name, f->hash, VSCHED_SOURCE_ABSENT, f->incarnation,
-                     f->generation, 0);
+    vsched__root_put(s->root, f->name, f->hash, VSCHED_SOURCE_ABSENT,
+                     f->incarnation, f->generation, 0);
     retire_file(s, f);
     int done = sweep_file(s, f, VSCHED_ESHUTDOWN, w, p);
     vsched__files_remove(&s->files, f);

@@ -107,9 +107,8 @@ static int read_blockers(vsched *s, vsched__task *t, const vsched__node *n)
         vsched__node *a = vsched__blocker_analysis(s, f->blockers[i]);
         /* vsched__inputs_current checked each is a DONE Analysis, or a
          * member of n's unit. */
-        t->blocker_hashes[i] = u != NULL && a->unit == u
-                                   ? u->hash
-                                   : a->file->analysis_hash;
+        t->blocker_hashes[i] =
+            u != NULL && a->unit == u ? u->hash : a->file->analysis_hash;
         t->consumed[i] = a->id;
     }
     return VSCHED_OK;
@@ -228,8 +227,7 @@ static void blk_set(vsched__task *t, size_t i, const vsched__file *b,
                     const char *name)
 {
     t->blk_snaps[i] = vsched__snap_ref(b->snap);
-    t->blk[i] = (vsched_blocker_in){name, b->snap != NULL ? b->snap->p
-                                                          : NULL};
+    t->blk[i] = (vsched_blocker_in){name, b->snap != NULL ? b->snap->p : NULL};
 }
 
 /* The closure of f's blockers; names copied (they come from many
@@ -283,8 +281,8 @@ static int read_blocker_snaps(vsched *s, vsched__task *t,
 static int wants_closure(const vsched *s)
 {
     const vsched_executor_ops *ops = s->opts.executor.ops;
-    return ops != NULL && VSCHED_HAS_FIELD(ops, vsched_executor_ops,
-                                           artifact_blockers) &&
+    return ops != NULL &&
+           VSCHED_HAS_FIELD(ops, vsched_executor_ops, artifact_blockers) &&
            ops->artifact_blockers == VSCHED_BLOCKERS_CLOSURE;
 }
 

@@ -53,19 +53,19 @@ typedef enum vsched__unit_state {
 } vsched__unit_state;
 
 typedef struct vsched__unit {
-    vsched__nodevec members;   /* nodes that joined (references); those with
+    vsched__nodevec members; /* nodes that joined (references); those with
                                   unit == this are still members */
     struct vsched__unit *prev, *next; /* the graph's list of units */
-    uint64_t seq;              /* serial of its release (tasks record it) */
-    uint64_t hash;             /* the unit hash, from the release */
-    int64_t ord;               /* topological order of the vertex */
-    uint32_t mark;             /* traversal stamp of the vertex */
-    uint32_t live;             /* members */
-    uint32_t free;             /* members PENDING with no upstream left */
-    uint32_t held;             /* members finished, waiting for the rest */
-    uint32_t doomed;           /* members awaiting replacement */
-    uint32_t holds;            /* iterations over it in progress */
-    uint8_t state;             /* vsched__unit_state */
+    uint64_t seq;    /* serial of its release (tasks record it) */
+    uint64_t hash;   /* the unit hash, from the release */
+    int64_t ord;     /* topological order of the vertex */
+    uint32_t mark;   /* traversal stamp of the vertex */
+    uint32_t live;   /* members */
+    uint32_t free;   /* members PENDING with no upstream left */
+    uint32_t held;   /* members finished, waiting for the rest */
+    uint32_t doomed; /* members awaiting replacement */
+    uint32_t holds;  /* iterations over it in progress */
+    uint8_t state;   /* vsched__unit_state */
 } vsched__unit;
 
 /* Make the vertices v[0..n) (PENDING Analyses, or members of GATHER

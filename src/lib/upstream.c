@@ -83,8 +83,7 @@ static void each_up(vsched *s, vsched__node *n, up_fn fn, void *arg)
             if (!vsched__node_terminal(n->job->deps[i].up))
                 fn(n->job->deps[i].up, arg);
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -130,7 +129,6 @@ void vsched__raise(vsched *s, vsched__node *n, int priority,
     }
     vsched__nodevec_free(&c.stack);
 }
-
 
 /* ---- cycles: incremental topological order ---------------------------------
  *
@@ -259,15 +257,15 @@ static void each_up_v(vsched *s, vsched__node *x, up_fn fn, void *arg)
 }
 
 typedef struct region {
-    vsched__nodevec nodes;   /* visited vertices, in discovery order */
-    size_t *parent;          /* parent[i]: index of who found nodes[i] */
+    vsched__nodevec nodes; /* visited vertices, in discovery order */
+    size_t *parent;        /* parent[i]: index of who found nodes[i] */
     size_t cap_parent;
-    size_t from;             /* index being expanded */
-    int64_t bound;           /* forward: ord <= bound; backward: >= */
+    size_t from;   /* index being expanded */
+    int64_t bound; /* forward: ord <= bound; backward: >= */
     int forward;
     uint32_t stamp;
-    uint32_t other;          /* the other search's stamp (backward) */
-    vsched__nodevec meet;    /* backward: vertices the forward one had */
+    uint32_t other;       /* the other search's stamp (backward) */
+    vsched__nodevec meet; /* backward: vertices the forward one had */
 } region;
 
 static void region_add(region *r, vsched__node *x, size_t parent)
@@ -341,8 +339,7 @@ static char *cycle_message(vsched__node *const *chain, size_t n)
 /* The chain through x, where the searches met: n waits on up, up on ...
  * x (back along B's discovery), x on ... n (along F's). */
 static char *chain_message(const region *fw, const region *bw,
-                           vsched__node *up, vsched__node *n,
-                           vsched__node *x)
+                           vsched__node *up, vsched__node *n, vsched__node *x)
 {
     size_t cap = fw->nodes.n + bw->nodes.n + 2, k = 0;
     vsched__node **chain = malloc(cap * sizeof *chain);
@@ -360,9 +357,8 @@ static char *chain_message(const region *fw, const region *bw,
     if (same_vertex(x, n))
         k--; /* x is n: the chain closes there */
     else
-        for (size_t i = fw->parent[region_index(fw, x)]; i != SIZE_MAX &&
-                                                          i != 0;
-             i = fw->parent[i])
+        for (size_t i = fw->parent[region_index(fw, x)];
+             i != SIZE_MAX && i != 0; i = fw->parent[i])
             chain[k++] = fw->nodes.v[i]; /* after x, before n */
     char *msg = cycle_message(chain, k);
     free(chain);
@@ -426,9 +422,9 @@ static int64_t redeal(region *fw, region *bw, const vsched__nodevec *scc)
 }
 
 typedef enum link_verdict {
-    LINK_EDGE,  /* no cycle: link it */
-    LINK_UNIT,  /* a cycle, built as a unit: nothing to link */
-    LINK_FAIL   /* a cycle where they are errors: *msg says which */
+    LINK_EDGE, /* no cycle: link it */
+    LINK_UNIT, /* a cycle, built as a unit: nothing to link */
+    LINK_FAIL  /* a cycle where they are errors: *msg says which */
 } link_verdict;
 
 static link_verdict search(vsched *s, vsched__node *up, vsched__node *n,
@@ -437,14 +433,16 @@ static link_verdict search(vsched *s, vsched__node *up, vsched__node *n,
     int fail = s->opts.blocker_cycles_fail;
     if (ord_of(up) < ord_of(n))
         return LINK_EDGE; /* the order allows it */
-    region fw = {.bound = ord_of(up), .forward = 1,
+    region fw = {.bound = ord_of(up),
+                 .forward = 1,
                  .stamp = vsched__graph_stamp(&s->graph)};
     region_add(&fw, n, SIZE_MAX);
     for (size_t at = 0; at < fw.nodes.n; at++) {
         fw.from = at;
         each_down_v(fw.nodes.v[at], region_visit, &fw);
     }
-    region bw = {.bound = ord_of(n), .forward = 0,
+    region bw = {.bound = ord_of(n),
+                 .forward = 0,
                  .stamp = vsched__graph_stamp(&s->graph),
                  .other = fw.stamp};
     region_add(&bw, up, SIZE_MAX);
@@ -511,13 +509,11 @@ int vsched__link_blocker(vsched *s, vsched__node *up, vsched__node *n,
                                                    are searched then */
     char *msg = NULL;
     switch (search(s, up, n, &msg)) {
-    case LINK_UNIT:
-        return 0;
+    case LINK_UNIT: return 0;
     case LINK_FAIL:
         vsched__node_fail(s, n, VSCHED_ECYCLE, msg,
                           strdup(vsched__node_name(up)), NULL, 0, -1, p);
         return -1;
-    default:
-        return vsched__wait_on(s, up, n, 1, p);
+    default: return vsched__wait_on(s, up, n, 1, p);
     }
 }

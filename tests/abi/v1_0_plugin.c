@@ -29,8 +29,8 @@ typedef struct v10_inst {
 
 typedef struct v10_snap {
     size_t len;
-    size_t n;          /* blocker names in names[] */
-    char names[];      /* NUL-separated */
+    size_t n;     /* blocker names in names[] */
+    char names[]; /* NUL-separated */
 } v10_snap;
 
 static uint64_t v10_hash(uint64_t h, const void *p, size_t n)
@@ -143,8 +143,8 @@ static void v10_snapshot_free(void *inst, void *snapshot)
     free(snapshot);
 }
 
-static int v10_create(const v1_0_ctx *ctx, const v1_0_config *cfg,
-                      void **inst, char **errmsg)
+static int v10_create(const v1_0_ctx *ctx, const v1_0_config *cfg, void **inst,
+                      char **errmsg)
 {
     if (ctx->size < sizeof(v1_0_ctx) || cfg->size < sizeof(v1_0_config)) {
         *errmsg = v10_strdup(ctx, "host context smaller than ABI 1.0's");
@@ -154,8 +154,8 @@ static int v10_create(const v1_0_ctx *ctx, const v1_0_config *cfg,
     v10_inst *v = calloc(1, sizeof *v);
     if (v == NULL)
         return V1_0_ENOMEM;
-    snprintf(v->out_dir, sizeof v->out_dir, "%s", out_dir != NULL ? out_dir
-                                                                  : ".");
+    snprintf(v->out_dir, sizeof v->out_dir, "%s",
+             out_dir != NULL ? out_dir : ".");
     *inst = v;
     return V1_0_OK;
 }
@@ -166,8 +166,13 @@ static void v10_destroy(void *inst)
 }
 
 static const v1_0_executor_ops v10_executor = {
-    sizeof(v1_0_executor_ops), v10_source,  v10_extract_deps, v10_analysis,
-    v10_artifact,              v10_snapshot_free, NULL,
+    sizeof(v1_0_executor_ops),
+    v10_source,
+    v10_extract_deps,
+    v10_analysis,
+    v10_artifact,
+    v10_snapshot_free,
+    NULL,
 };
 
 /* Positional on purpose: this is the 1.0 field order. */

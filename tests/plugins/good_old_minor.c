@@ -20,16 +20,16 @@
 #include <vsched/plugin.h>
 
 static const vsched_key good_old_minor_schema[] = {
-    { "label", VSCHED_KEY_STRING, NULL, "a name; required", 0, 0,
-      VSCHED_KEY_REQUIRED },
-    { "jobs", VSCHED_KEY_INT, "4", "parallel jobs", 1, 64,
-      VSCHED_KEY_PER_PROFILE },
-    { "out_dir", VSCHED_KEY_PATH, "out", "output directory", 0, 0,
-      VSCHED_KEY_PER_PROFILE },
-    { "marker", VSCHED_KEY_PATH, NULL, "file create() appends to", 0, 0, 0 },
-    { "fail", VSCHED_KEY_BOOL, "false", "make create() fail", 0, 0, 0 },
-    { "flags", VSCHED_KEY_STRING, "", "extra flags", 0, 0,
-      VSCHED_KEY_PER_PROFILE },
+    {"label", VSCHED_KEY_STRING, NULL, "a name; required", 0, 0,
+     VSCHED_KEY_REQUIRED},
+    {"jobs", VSCHED_KEY_INT, "4", "parallel jobs", 1, 64,
+     VSCHED_KEY_PER_PROFILE},
+    {"out_dir", VSCHED_KEY_PATH, "out", "output directory", 0, 0,
+     VSCHED_KEY_PER_PROFILE},
+    {"marker", VSCHED_KEY_PATH, NULL, "file create() appends to", 0, 0, 0},
+    {"fail", VSCHED_KEY_BOOL, "false", "make create() fail", 0, 0, 0},
+    {"flags", VSCHED_KEY_STRING, "", "extra flags", 0, 0,
+     VSCHED_KEY_PER_PROFILE},
 };
 
 typedef struct good_old_minor_inst {
@@ -37,11 +37,16 @@ typedef struct good_old_minor_inst {
 } good_old_minor_inst;
 
 static const char *const good_old_minor_recorded[][2] = {
-    { NULL, "label" },          { NULL, "jobs" },
-    { NULL, "out_dir" },        { NULL, "fail" },
-    { NULL, "flags" },          { NULL, "plugin" },
-    { NULL, "nonexistent" },    { "profile.debug", "jobs" },
-    { "profile.debug", "out_dir" }, { "profile.debug", "flags" },
+    {NULL, "label"},
+    {NULL, "jobs"},
+    {NULL, "out_dir"},
+    {NULL, "fail"},
+    {NULL, "flags"},
+    {NULL, "plugin"},
+    {NULL, "nonexistent"},
+    {"profile.debug", "jobs"},
+    {"profile.debug", "out_dir"},
+    {"profile.debug", "flags"},
 };
 
 static void good_old_minor_record(const vsched_config *cfg, const char *path)
@@ -49,8 +54,8 @@ static void good_old_minor_record(const vsched_config *cfg, const char *path)
     FILE *f = fopen(path, "a");
     if (f == NULL)
         return;
-    size_t n = sizeof good_old_minor_recorded /
-               sizeof good_old_minor_recorded[0];
+    size_t n =
+        sizeof good_old_minor_recorded / sizeof good_old_minor_recorded[0];
     for (size_t i = 0; i < n; i++) {
         const char *sec = good_old_minor_recorded[i][0];
         const char *key = good_old_minor_recorded[i][1];

@@ -68,8 +68,7 @@ static int sloppy_artifact(void *inst, const vsched_ctx *ctx,
     out->path = sloppy_host_strdup(ctx, "relative/out.txt");
     out->bytes = sloppy_host_strdup(ctx, "x");
     out->len = 1;
-    return out->path != NULL && out->bytes != NULL ? VSCHED_OK
-                                                   : VSCHED_ENOMEM;
+    return out->path != NULL && out->bytes != NULL ? VSCHED_OK : VSCHED_ENOMEM;
 }
 
 static void sloppy_snapshot_free(void *inst, void *snapshot)
@@ -111,4 +110,7 @@ static const vsched_plugin sloppy_plugin = {
     .executor = &sloppy_executor,
 };
 
-VSCHED_PLUGIN_DEFINE(sloppy) { return &sloppy_plugin; }
+VSCHED_PLUGIN_DEFINE(sloppy)
+{
+    return &sloppy_plugin;
+}

@@ -10,11 +10,11 @@
 typedef struct compile_batch {
     vsched *s;
     const vsched_request *reqs;
-    vsched_batch *batch;        /* released by the caller */
-    const vsched_result **res;  /* res[i] owned by batch */
-    const vsched_dag *link;     /* the link jobs, or NULL */
-    uint64_t *link_ids;         /* ids of link->nodes */
-    int link_rc;                /* its submission's status */
+    vsched_batch *batch;       /* released by the caller */
+    const vsched_result **res; /* res[i] owned by batch */
+    const vsched_dag *link;    /* the link jobs, or NULL */
+    uint64_t *link_ids;        /* ids of link->nodes */
+    int link_rc;               /* its submission's status */
 } compile_batch;
 
 static int compile_setup(void *ctx, size_t n, char **msg)
@@ -31,8 +31,8 @@ static int compile_setup(void *ctx, size_t n, char **msg)
         /* The link jobs join the same graph while the objects build: one
          * DAG submission, gated on the batch's Artifact nodes. */
         vsched_admission adm = VSCHED_BACKPRESSURED;
-        cb->link_rc = vsched_submit_dag(cb->s, cb->link, cb->link_ids, &adm,
-                                        NULL);
+        cb->link_rc =
+            vsched_submit_dag(cb->s, cb->link, cb->link_ids, &adm, NULL);
         if (cb->link_rc == VSCHED_OK && adm != VSCHED_ADMITTED)
             cb->link_rc = VSCHED_EFULL;
     }
@@ -107,9 +107,9 @@ static int link_dag_build(link_dag *ld, const vr_plan *p)
                     .parent = VSCHED_REF_NONE,
                 };
             }
-            ld->edges[ne++] = (vsched_edge_spec){
-                VSCHED_REF_LOCAL((size_t)art_at[ri]), VSCHED_REF_NONE,
-                VSCHED_GATE_AFTER_SUCCESS};
+            ld->edges[ne++] =
+                (vsched_edge_spec){VSCHED_REF_LOCAL((size_t)art_at[ri]),
+                                   VSCHED_REF_NONE, VSCHED_GATE_AFTER_SUCCESS};
         }
         for (size_t i = 0; i < l->n_libs; i++)
             if (ld->job_at[l->libs[i]] >= 0)
@@ -195,8 +195,8 @@ int vr_batch_run(const vr_build *b, vr_session *ss, vr_plan *p,
             continue;
         if (rc != 0 || cb.link == NULL || cb.link_rc != VSCHED_OK) {
             p->links[k].info.state = VSCHED_NODE_FAILED;
-            p->links[k].info.status = cb.link_rc != 0 ? cb.link_rc
-                                                      : VSCHED_EERR;
+            p->links[k].info.status =
+                cb.link_rc != 0 ? cb.link_rc : VSCHED_EERR;
             continue;
         }
         vsched_node_wait(ss->sched, ld.ids[ld.job_at[k]], &p->links[k].info);

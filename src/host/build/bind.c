@@ -19,15 +19,15 @@
 
 struct vr_bind {
     vr_bind_opts o;
-    vsched_loader_ops lops;   /* the wrappers, handed to the scheduler */
+    vsched_loader_ops lops; /* the wrappers, handed to the scheduler */
     vsched_executor_ops xops;
-    vr_strmap *records;       /* "source\x1fprofile" -> snap->art index */
-    vr_strmap *jobs;          /* "kind\x1fname\x1fprofile" -> snap->job */
+    vr_strmap *records; /* "source\x1fprofile" -> snap->art index */
+    vr_strmap *jobs;    /* "kind\x1fname\x1fprofile" -> snap->job */
     /* lock: guards captures, by_key, the counts and tmp_counter; a leaf. */
     pthread_mutex_t lock;
     vr_capture *captures;
     size_t n_captures;
-    vr_strmap *by_key;        /* "name\x1fprofile" (artifact) or
+    vr_strmap *by_key; /* "name\x1fprofile" (artifact) or
                                  "link\x1fname\x1fprofile" -> captures */
     uint64_t kept, restored, executed;
     unsigned long tmp_counter;
@@ -66,8 +66,7 @@ const vr_job_row *vr_bind_job_record(const vr_bind *b, const char *kind,
 const vr_profile_keys *vr_bind_keys(const vr_bind *b, const char *profile)
 {
     for (size_t i = 0; i < b->o.n_keys; i++)
-        if (strcmp(b->o.keys[i].profile, profile != NULL ? profile : "") ==
-            0)
+        if (strcmp(b->o.keys[i].profile, profile != NULL ? profile : "") == 0)
             return &b->o.keys[i];
     return NULL;
 }
@@ -88,8 +87,8 @@ static void vr_capture_put(vr_bind *b, const char *key, vr_capture *c)
     pthread_mutex_lock(&b->lock);
     long i = vr_strmap_get(b->by_key, key);
     if (i < 0) {
-        b->captures = vr_xrealloc(b->captures, (b->n_captures + 1) *
-                                                   sizeof *b->captures);
+        b->captures = vr_xrealloc(b->captures,
+                                  (b->n_captures + 1) * sizeof *b->captures);
         i = (long)b->n_captures++;
         vr_strmap_put(b->by_key, key, i);
     } else {
@@ -197,9 +196,8 @@ static int w_source(void *inst, const vsched_ctx *ctx, const char *name,
                                      bytes, len, out);
 }
 
-static int w_extract_deps(void *inst, const vsched_ctx *ctx,
-                          const char *name, const void *snapshot,
-                          vsched_deps_out *out)
+static int w_extract_deps(void *inst, const vsched_ctx *ctx, const char *name,
+                          const void *snapshot, vsched_deps_out *out)
 {
     vr_bind *b = inst;
     int rc = b->o.executor.ops->extract_deps(b->o.executor.inst, ctx, name,
@@ -314,8 +312,8 @@ static int vr_try_restore(vr_bind *b, const vsched_ctx *ctx,
         cap->path = vr_xstrdup(e.out_path);
         cap->out_hash = e.hash;
         cap->n_tool_deps = e.n_deps;
-        cap->tool_deps = e.n_deps ? vr_xcalloc(e.n_deps, sizeof(char *))
-                                  : NULL;
+        cap->tool_deps =
+            e.n_deps ? vr_xcalloc(e.n_deps, sizeof(char *)) : NULL;
         for (size_t i = 0; i < e.n_deps; i++)
             cap->tool_deps[i] = vr_xstrdup(e.deps[i].name);
     }
@@ -360,8 +358,8 @@ static int w_artifact(void *inst, const vsched_ctx *ctx,
         vr_verdict_clear(&v);
         if (intact) {
             cap.outcome = VR_KEPT;
-            cap.path = row->out_path != NULL ? vr_xstrdup(row->out_path)
-                                             : NULL;
+            cap.path =
+                row->out_path != NULL ? vr_xstrdup(row->out_path) : NULL;
             cap.out_hash = row->out_hash;
             vr_capture_put(b, ckey, &cap);
             free(ckey);
@@ -407,8 +405,7 @@ static const vr_link_plan *vr_link_of(const vr_bind *b, const char *kind,
     for (size_t i = 0; i < b->o.n_links; i++)
         if (strcmp(b->o.links[i].kind, kind) == 0 &&
             strcmp(b->o.links[i].name, name) == 0 &&
-            strcmp(b->o.links[i].profile, profile != NULL ? profile : "") ==
-                0)
+            strcmp(b->o.links[i].profile, profile != NULL ? profile : "") == 0)
             return &b->o.links[i];
     return NULL;
 }
@@ -489,10 +486,10 @@ static int w_job(void *inst, const vsched_ctx *ctx, const vsched_job_in *in,
                  vsched_artifact_out *out)
 {
     vr_bind *b = inst;
-    const vr_link_plan *lp = in->kind != NULL && in->name != NULL
-                                 ? vr_link_of(b, in->kind, in->name,
-                                              in->profile)
-                                 : NULL;
+    const vr_link_plan *lp =
+        in->kind != NULL && in->name != NULL
+            ? vr_link_of(b, in->kind, in->name, in->profile)
+            : NULL;
     if (lp == NULL)
         return b->o.executor.ops->job(b->o.executor.inst, ctx, in, out);
     size_t room = lp->n_inputs + lp->n_libs + 1;
@@ -518,8 +515,8 @@ static int w_job(void *inst, const vsched_ctx *ctx, const vsched_job_in *in,
                 vr_bind_job_config(pk != NULL ? pk->config : 0, lp->salt),
                 pk != NULL ? pk->tool : 0, (const char *const *)paths, hashes,
                 n);
-    const vr_job_row *row = vr_bind_job_record(b, in->kind, in->name,
-                                               in->profile);
+    const vr_job_row *row =
+        vr_bind_job_record(b, in->kind, in->name, in->profile);
     char *ckey = vr_strmap_key(in->kind, in->name, in->profile);
     int rc = VSCHED_OK, done = 0;
     if (row != NULL && memcmp(row->key, cap.key, 16) == 0 &&

@@ -58,13 +58,13 @@ typedef enum vr_outcome {
 typedef struct vr_capture {
     vr_outcome outcome;
     uint8_t key[16];
-    char *path;             /* the output path, NULL when no file */
-    uint64_t out_hash;      /* KEPT and RESTORED: known; EXECUTED: 0 */
-    char **tool_deps;       /* EXECUTED: the files the executor said it
+    char *path;        /* the output path, NULL when no file */
+    uint64_t out_hash; /* KEPT and RESTORED: known; EXECUTED: 0 */
+    char **tool_deps;  /* EXECUTED: the files the executor said it
                                read; RESTORED: the cache entry's */
     size_t n_tool_deps;
-    int64_t started_wall_ns;/* when the executor started */
-    uint64_t duration_ns;   /* the executor's time */
+    int64_t started_wall_ns;                   /* when the executor started */
+    uint64_t duration_ns;                      /* the executor's time */
     uint64_t restore_start_ns, restore_end_ns; /* RESTORED: when the cache
                                linked it (CLOCK_MONOTONIC; for --trace) */
 } vr_capture;
@@ -93,16 +93,16 @@ typedef struct vr_link_plan {
 uint64_t vr_bind_job_config(uint64_t config, uint64_t salt);
 
 typedef struct vr_bind_opts {
-    vsched_loader_binding loader;     /* the plugins' own bindings */
+    vsched_loader_binding loader; /* the plugins' own bindings */
     vsched_executor_binding executor;
-    vr_sources *sources;              /* borrowed */
-    vr_cache *cache;                  /* borrowed; NULL: no cache */
-    const vr_snapshot *snap;          /* borrowed: the records */
-    const vr_profile_keys *keys;      /* borrowed, n_keys entries */
+    vr_sources *sources;         /* borrowed */
+    vr_cache *cache;             /* borrowed; NULL: no cache */
+    const vr_snapshot *snap;     /* borrowed: the records */
+    const vr_profile_keys *keys; /* borrowed, n_keys entries */
     size_t n_keys;
-    const vr_link_plan *links;        /* borrowed, n_links entries */
+    const vr_link_plan *links; /* borrowed, n_links entries */
     size_t n_links;
-    const char *executor_name;        /* borrowed: names it in contract
+    const char *executor_name; /* borrowed: names it in contract
                                          violations (contract.h) */
 } vr_bind_opts;
 

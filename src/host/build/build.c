@@ -190,8 +190,7 @@ int vr_session_open(vr_session *ss, const vr_build *b,
 {
     const vr_settings *s = b->settings;
     *ss = (vr_session){NULL, NULL, NULL};
-    unsigned cpu = b->cli->jobs > 0 ? (unsigned)b->cli->jobs
-                                    : s->cpu_threads;
+    unsigned cpu = b->cli->jobs > 0 ? (unsigned)b->cli->jobs : s->cpu_threads;
     if (cpu == 0)
         cpu = online_cpus();
     unsigned io = s->io_threads;
@@ -226,8 +225,9 @@ int vr_session_open(vr_session *ss, const vr_build *b,
         const vr_resource_setting *r = &s->resources[i];
         if (vsched_set_resource_capacity(ss->sched, r->name, r->capacity) !=
             0) {
-            fprintf(b->err, "vsched-run: cannot set [resource.%s] "
-                            "capacity\n",
+            fprintf(b->err,
+                    "vsched-run: cannot set [resource.%s] "
+                    "capacity\n",
                     r->name);
             return -1;
         }
@@ -266,13 +266,11 @@ void vr_session_print_counters(FILE *out, const vsched_stats *stp)
             "failures source=%llu analysis=%llu artifact=%llu\n",
             U(st.submit_count), U(st.batch_submissions), U(st.dedup_joins),
             U(st.stale_completion_refusals), U(st.inbox_depth_max),
-            U(st.ready_depth_max), U(st.files), U(st.graph_nodes),
-            U(st.edges), U(st.edges_capacity), U(st.waiters),
-            U(st.waiters_capacity), U(st.blockers), U(st.blockers_capacity),
-            U(st.source_versions), U(st.live_roots), U(st.retired_pending),
-            U(st.stage_runs[0]), U(st.stage_runs[1]), U(st.stage_runs[2]),
-            U(st.stage_failures[0]), U(st.stage_failures[1]),
-            U(st.stage_failures[2]));
+            U(st.ready_depth_max), U(st.files), U(st.graph_nodes), U(st.edges),
+            U(st.edges_capacity), U(st.waiters), U(st.waiters_capacity),
+            U(st.blockers), U(st.blockers_capacity), U(st.source_versions),
+            U(st.live_roots), U(st.retired_pending), U(st.stage_runs[0]),
+            U(st.stage_runs[1]), U(st.stage_runs[2]), U(st.stage_failures[0]),
+            U(st.stage_failures[1]), U(st.stage_failures[2]));
 #undef U
 }
-

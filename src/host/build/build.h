@@ -32,21 +32,21 @@
 typedef struct vr_build_hooks {
     void (*session)(void *user, vsched *s);
     void *user;
-    int quiet_noop;          /* in: do not say "nothing to do" */
-    size_t rebuilt, failed;  /* out: files rebuilt, failed or not built */
-    int scheduled;           /* out: 1 when the scheduler ran */
+    int quiet_noop;         /* in: do not say "nothing to do" */
+    size_t rebuilt, failed; /* out: files rebuilt, failed or not built */
+    int scheduled;          /* out: 1 when the scheduler ran */
 } vr_build_hooks;
 
 typedef struct vr_build {
     const vr_cli *cli;
     const vr_settings *settings; /* the host's keys, validated */
-    const vr_config *cfg;   /* the plugins' sections only (keys.h) */
+    const vr_config *cfg;        /* the plugins' sections only (keys.h) */
     vsched_loader_binding loader;
     vsched_executor_binding executor;
-    const vsched_plugin *loader_desc;   /* their descriptors */
+    const vsched_plugin *loader_desc; /* their descriptors */
     const vsched_plugin *executor_desc;
-    FILE *out;   /* progress and results */
-    FILE *err;   /* errors */
+    FILE *out;       /* progress and results */
+    FILE *err;       /* errors */
     vr_coord *coord; /* the host's coordinator pool (borrowed); required */
     const vr_targets *targets; /* [target.*] and [batch] link, varied;
                                   NULL: none */

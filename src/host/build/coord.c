@@ -56,9 +56,9 @@ typedef struct batch_run {
     void *ctx;
     char *slots;
     size_t n;
-    int setup_status;  /* written by setup, read by items after it */
+    int setup_status; /* written by setup, read by items after it */
     char *setup_msg;
-    int *status;       /* per item; each written by its own job only */
+    int *status; /* per item; each written by its own job only */
     vr_job *jobs;
 
     /* lock: guards remaining. Rank 1; never held while a job runs. */
@@ -308,11 +308,16 @@ static void run_here(batch_run *r)
         run_item(r, i);
 }
 
-static void record_span(vr_coord *c, const char *name, size_t n,
-                        size_t failed, vr_coord_mode mode, uint64_t t0)
+static void record_span(vr_coord *c, const char *name, size_t n, size_t failed,
+                        vr_coord_mode mode, uint64_t t0)
 {
-    vr_coord_span sp = {vr_xstrdup(name != NULL ? name : "batch"), n, failed,
-                        mode, tl_depth, t0, now_ns()};
+    vr_coord_span sp = {vr_xstrdup(name != NULL ? name : "batch"),
+                        n,
+                        failed,
+                        mode,
+                        tl_depth,
+                        t0,
+                        now_ns()};
     pthread_mutex_lock(&c->trace_lock);
     if (c->n_spans == c->cap_spans) {
         c->cap_spans = c->cap_spans > 0 ? 2 * c->cap_spans : 16;
@@ -322,8 +327,8 @@ static void record_span(vr_coord *c, const char *name, size_t n,
     pthread_mutex_unlock(&c->trace_lock);
 }
 
-int vr_coord_batch(vr_coord *c, const vr_coord_policy *p, void *ctx,
-                   size_t n, void *slots)
+int vr_coord_batch(vr_coord *c, const vr_coord_policy *p, void *ctx, size_t n,
+                   void *slots)
 {
     if (c == NULL || p == NULL || p->item == NULL ||
         (n > 0 && p->slot_size > 0 && slots == NULL))
@@ -333,7 +338,7 @@ int vr_coord_batch(vr_coord *c, const vr_coord_policy *p, void *ctx,
         vsched_pool_current_kind() != -1)
         return VSCHED_EINVAL;
     uint64_t t0 = now_ns();
-    vr_coord_mode mode = n == 0        ? VR_COORD_EMPTY
+    vr_coord_mode mode = n == 0         ? VR_COORD_EMPTY
                          : tl_depth > 0 ? VR_COORD_INLINE
                          : n == 1       ? VR_COORD_SINGLE
                                         : VR_COORD_FANOUT;

@@ -67,8 +67,7 @@ typedef struct vr_coord_policy {
     /* Optional: turn a failure of item i (or of setup) into item i's own
      * error result in `slot`. `msg` is never NULL and is valid for the call
      * only. Runs on the thread that ran the item. */
-    void (*fail)(void *ctx, size_t i, void *slot, int status,
-                 const char *msg);
+    void (*fail)(void *ctx, size_t i, void *slot, int status, const char *msg);
 } vr_coord_policy;
 
 /* How a batch ran. */
@@ -81,11 +80,11 @@ typedef enum vr_coord_mode {
 
 /* One batch's trace span. */
 typedef struct vr_coord_span {
-    const char *name;           /* valid until vr_coord_destroy() */
+    const char *name; /* valid until vr_coord_destroy() */
     size_t items, failed;
     vr_coord_mode mode;
-    unsigned depth;             /* 0 top level; n inside n enclosing items */
-    uint64_t start_ns, end_ns;  /* CLOCK_MONOTONIC */
+    unsigned depth;            /* 0 top level; n inside n enclosing items */
+    uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
 } vr_coord_span;
 
 /* Start a coordinator pool of `threads` (>= 1) workers. Returns 0,
@@ -116,8 +115,8 @@ unsigned vr_coord_threads(const vr_coord *c);
  * (nothing run) for bad arguments or when called from a scheduler stage
  * worker outside any item. Takes the coordinator's queue lock and the
  * batch's lock, never both at once, never while a callback runs. */
-int vr_coord_batch(vr_coord *c, const vr_coord_policy *p, void *ctx,
-                   size_t n, void *slots);
+int vr_coord_batch(vr_coord *c, const vr_coord_policy *p, void *ctx, size_t n,
+                   void *slots);
 
 /* The coordinator whose worker is the calling thread, or NULL (a sharing
  * test coordinator's items report it too). */

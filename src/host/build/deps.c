@@ -10,8 +10,8 @@
 
 /* One input's line, after the "NAME:" prefix. */
 typedef struct deps_row {
-    int status;  /* 0 or a negative vsched_status */
-    char *text;  /* heap: " dep dep..." on success, the reason on failure */
+    int status; /* 0 or a negative vsched_status */
+    char *text; /* heap: " dep dep..." on success, the reason on failure */
 } deps_row;
 
 typedef struct deps_batch {
@@ -87,8 +87,7 @@ int vr_deps_run(const vr_build *b)
     }
     int status = VR_EXIT_OK;
     if (b->cli->dry_run) {
-        for (size_t i = 0; i < n; i++)
-        {
+        for (size_t i = 0; i < n; i++) {
             vr_esc e = {0};
             fprintf(b->out, "source %s\n", vr_esc_name(&e, names[i]));
             vr_esc_done(&e);

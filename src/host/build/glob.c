@@ -128,7 +128,8 @@ static int broken_link(const walk *w, const char *rel)
 {
     char *f = full_path(w, rel);
     struct stat st;
-    int broken = lstat(f, &st) == 0 && S_ISLNK(st.st_mode) && stat(f, &st) != 0;
+    int broken =
+        lstat(f, &st) == 0 && S_ISLNK(st.st_mode) && stat(f, &st) != 0;
     free(f);
     return broken;
 }
@@ -144,8 +145,8 @@ static char **list_dir(const walk *w, const char *rel, size_t *n)
         /* Absent, or no directory: nothing there to match. Anything else
          * (a link loop, a permission) hides names the pattern may mean. */
         if (errno != ENOENT && errno != ENOTDIR && *w->bad == NULL)
-            *w->bad = vr_strfmt("cannot read directory %s: %s", f,
-                                strerror(errno));
+            *w->bad =
+                vr_strfmt("cannot read directory %s: %s", f, strerror(errno));
         free(f);
         return NULL;
     }

@@ -36,9 +36,9 @@ int vr_incr_open(vr_incr **out, const vr_build *b, char *const *profiles,
         rc = vr_lock_take(&in->lock, in->state_dir, !b->cli->no_wait, b->err,
                           msg);
     if (rc == VSCHED_OK)
-        rc = vr_state_open(&in->state, in->state_dir,
-                           dry ? VR_STATE_READONLY : 0, &in->snap, b->err,
-                           msg);
+        rc =
+            vr_state_open(&in->state, in->state_dir,
+                          dry ? VR_STATE_READONLY : 0, &in->snap, b->err, msg);
     if (rc == VSCHED_OK && in->cache_dir != NULL && !dry)
         rc = vr_cache_open(&in->cache, in->cache_dir,
                            b->settings->cache_max_bytes, b->err, msg);
@@ -55,12 +55,13 @@ int vr_incr_open(vr_incr **out, const vr_build *b, char *const *profiles,
         k->config = vr_keys_config(b->cfg, b->executor_desc, b->loader_desc,
                                    profiles[i]);
         int failed = 0;
-        k->tool = vr_keys_tool(b->executor_desc, b->executor.inst,
-                               profiles[i], &failed);
+        k->tool = vr_keys_tool(b->executor_desc, b->executor.inst, profiles[i],
+                               &failed);
         if (failed != 0)
-            fprintf(b->err, "vsched-run: executor '%s' cannot tell its "
-                            "identity (%s): what it built before is "
-                            "rebuilt\n",
+            fprintf(b->err,
+                    "vsched-run: executor '%s' cannot tell its "
+                    "identity (%s): what it built before is "
+                    "rebuilt\n",
                     b->executor_desc->name, vsched_strerror(failed));
     }
     vr_bind_opts o = {
@@ -71,8 +72,8 @@ int vr_incr_open(vr_incr **out, const vr_build *b, char *const *profiles,
         .snap = &in->snap,
         .keys = in->keys,
         .n_keys = in->n_keys,
-        .executor_name = b->executor_desc != NULL ? b->executor_desc->name
-                                                  : NULL,
+        .executor_name =
+            b->executor_desc != NULL ? b->executor_desc->name : NULL,
     };
     in->bind = vr_bind_new(&o);
     *out = in;

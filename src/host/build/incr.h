@@ -37,20 +37,20 @@
 
 typedef struct vr_incr {
     const vr_build *b;
-    int dry;                  /* -n: nothing is locked, written or run */
-    const char *state_dir;    /* absolute (b->settings) */
-    const char *cache_dir;    /* absolute, or NULL when the cache is off */
-    char *root;               /* canonical loader root, or NULL */
+    int dry;               /* -n: nothing is locked, written or run */
+    const char *state_dir; /* absolute (b->settings) */
+    const char *cache_dir; /* absolute, or NULL when the cache is off */
+    char *root;            /* canonical loader root, or NULL */
     vr_lock *lock;
     vr_state *state;
     vr_snapshot snap;
     vr_sources *src;
     vr_cache *cache;
-    vr_profile_keys *keys;    /* one per profile */
+    vr_profile_keys *keys; /* one per profile */
     size_t n_keys;
     vr_bind *bind;
-    vr_recorder *rec;         /* after start */
-    uint64_t outputs_hashed;  /* outputs read by the up-to-date check */
+    vr_recorder *rec;        /* after start */
+    uint64_t outputs_hashed; /* outputs read by the up-to-date check */
     vr_recorder_counts recorded;
 } vr_incr;
 

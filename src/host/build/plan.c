@@ -17,8 +17,8 @@
 /* The canonical name of input `name`: itself when it has a record under
  * that name (the common case: no plugin call), else the loader's
  * realpath, else itself (the scheduler then reports what is wrong). */
-static char *vr_canonical(vr_incr *in, const char *name,
-                          char *const *profiles, size_t n_profiles)
+static char *vr_canonical(vr_incr *in, const char *name, char *const *profiles,
+                          size_t n_profiles)
 {
     for (size_t p = 0; p < n_profiles; p++)
         if (vr_bind_record(in->bind, name, profiles[p]) != NULL)
@@ -197,8 +197,8 @@ static void vr_plan_removed(vr_plan *p, vr_incr *in, char *const *profiles,
         free(k);
         if (!gone)
             continue;
-        p->removed = vr_xrealloc(p->removed,
-                                 (p->n_removed + 1) * sizeof *p->removed);
+        p->removed =
+            vr_xrealloc(p->removed, (p->n_removed + 1) * sizeof *p->removed);
         p->removed[p->n_removed++] = (vr_removal){
             NULL, vr_xstrdup(r->source), vr_xstrdup(r->profile),
             r->out_path != NULL ? vr_xstrdup(r->out_path) : NULL, 0};
@@ -213,8 +213,8 @@ static void vr_plan_removed(vr_plan *p, vr_incr *in, char *const *profiles,
         free(k);
         if (here_now)
             continue;
-        p->removed = vr_xrealloc(p->removed,
-                                 (p->n_removed + 1) * sizeof *p->removed);
+        p->removed =
+            vr_xrealloc(p->removed, (p->n_removed + 1) * sizeof *p->removed);
         p->removed[p->n_removed++] = (vr_removal){
             vr_xstrdup(j->kind), vr_xstrdup(j->name), vr_xstrdup(j->profile),
             j->out_path != NULL ? vr_xstrdup(j->out_path) : NULL, 1};
@@ -235,8 +235,7 @@ void vr_plan_make(vr_plan *p, vr_incr *in, const vr_work *w)
     p->rows = vr_xcalloc(p->n_rows + 1, sizeof *p->rows);
     char **canon = vr_xcalloc(w->n_inputs + 1, sizeof *canon);
     for (size_t i = 0; i < w->n_inputs; i++)
-        canon[i] = vr_canonical(in, w->inputs[i], w->profiles,
-                                w->n_profiles);
+        canon[i] = vr_canonical(in, w->inputs[i], w->profiles, w->n_profiles);
     for (size_t i = 0; i < w->n_rows; i++) {
         vr_row *r = &p->rows[i];
         r->input = w->inputs[w->rows[i].input];
@@ -272,13 +271,11 @@ void vr_plan_make(vr_plan *p, vr_incr *in, const vr_work *w)
         l->salt = j->salt;
         vr_plan_link(p, in, l);
         p->link_plans[p->n_links++] = (vr_link_plan){
-            l->kind,      l->name,      l->profile, l->obj_profile,
-            l->inputs,    l->n_inputs,  l->lib_kinds, l->lib_names,
-            l->n_libs,    l->salt};
+            l->kind,     l->name,      l->profile,   l->obj_profile, l->inputs,
+            l->n_inputs, l->lib_kinds, l->lib_names, l->n_libs,      l->salt};
     }
     if (w->sweep)
-        vr_plan_removed(p, in, w->profiles, w->n_profiles,
-                        w->n_base_profiles);
+        vr_plan_removed(p, in, w->profiles, w->n_profiles, w->n_base_profiles);
 }
 
 /* Remove one output that left the build; say so. */
@@ -293,12 +290,14 @@ static void vr_remove_output(const vr_removal *r, FILE *out, int quiet)
     if (quiet)
         return;
     if (r->is_job)
-        fprintf(out, "vsched-run: removed %s (%s %s [%s] is no longer "
-                     "configured)\n",
+        fprintf(out,
+                "vsched-run: removed %s (%s %s [%s] is no longer "
+                "configured)\n",
                 r->out_path, r->kind, r->what, r->profile);
     else
-        fprintf(out, "vsched-run: removed %s (%s [%s] is no longer an "
-                     "input)\n",
+        fprintf(out,
+                "vsched-run: removed %s (%s [%s] is no longer an "
+                "input)\n",
                 r->out_path, r->what, r->profile);
 }
 
@@ -315,10 +314,9 @@ void vr_plan_apply(vr_plan *p, vr_incr *in, FILE *out, int quiet)
     int rc = VSCHED_OK;
     for (size_t i = 0; rc == VSCHED_OK && i < p->n_removed; i++) {
         const vr_removal *r = &p->removed[i];
-        rc = r->is_job ? vr_state_drop_job(in->state, r->kind, r->what,
-                                           r->profile)
-                       : vr_state_drop_artifact(in->state, r->what,
-                                                r->profile);
+        rc = r->is_job
+                 ? vr_state_drop_job(in->state, r->kind, r->what, r->profile)
+                 : vr_state_drop_artifact(in->state, r->what, r->profile);
     }
     for (size_t i = 0; rc == VSCHED_OK && i < p->n_rows; i++) {
         const vr_row *r = &p->rows[i];

@@ -28,38 +28,38 @@
 #include "state/dirty.h"
 
 typedef struct vr_row {
-    const char *input;       /* as named (borrowed from the inputs) */
-    char *name;              /* canonical source name (heap) */
-    const char *profile;     /* borrowed */
-    const vr_art_row *rec;   /* its record, or NULL */
-    vr_verdict v;            /* VR_CURRENT, or why it is rebuilt */
-    long req;                /* index of its request, -1 when current */
+    const char *input;     /* as named (borrowed from the inputs) */
+    char *name;            /* canonical source name (heap) */
+    const char *profile;   /* borrowed */
+    const vr_art_row *rec; /* its record, or NULL */
+    vr_verdict v;          /* VR_CURRENT, or why it is rebuilt */
+    long req;              /* index of its request, -1 when current */
     /* After the run: */
-    const vsched_result *res;/* owned by the batch, NULL when current;
+    const vsched_result *res; /* owned by the batch, NULL when current;
                                 valid until the batch is released */
-    int ran;                 /* a result came back (copied below) */
-    int status;              /* its status */
-    uint64_t duration_ns;    /* its stage work */
-    vr_outcome outcome;      /* what the binding did, 0 when nothing */
+    int ran;                  /* a result came back (copied below) */
+    int status;               /* its status */
+    uint64_t duration_ns;     /* its stage work */
+    vr_outcome outcome;       /* what the binding did, 0 when nothing */
 } vr_row;
 
 typedef struct vr_link {
-    const char *kind;        /* "link", "static", "shared" */
+    const char *kind; /* "link", "static", "shared" */
     const char *name, *profile;
     const char *obj_profile; /* the profile of its objects */
     const size_t *rows;      /* its objects (borrowed from the work) */
     size_t n_rows;
-    const size_t *libs;      /* the links it links with: earlier links */
+    const size_t *libs; /* the links it links with: earlier links */
     size_t n_libs;
     const char **lib_kinds, **lib_names; /* theirs, for bind.h */
-    uint64_t salt;           /* the target's own keys */
+    uint64_t salt;                       /* the target's own keys */
     const vr_job_row *rec;
-    vr_verdict v;            /* VR_CURRENT, or why it runs */
+    vr_verdict v; /* VR_CURRENT, or why it runs */
     int run;
-    const char **inputs;     /* canonical names in input order (borrowed
+    const char **inputs; /* canonical names in input order (borrowed
                                 from the rows) */
     size_t n_inputs;
-    const char **given;      /* explicit job inputs: the current rows'
+    const char **given; /* explicit job inputs: the current rows'
                                 recorded outputs, in input order */
     size_t n_given;
     /* After the run: */
@@ -68,10 +68,10 @@ typedef struct vr_link {
 } vr_link;
 
 typedef struct vr_removal {
-    char *kind;              /* the job's kind; NULL for a source */
-    char *what;              /* source name or job name */
+    char *kind; /* the job's kind; NULL for a source */
+    char *what; /* source name or job name */
     char *profile;
-    char *out_path;          /* may be NULL */
+    char *out_path; /* may be NULL */
     int is_job;
 } vr_removal;
 
@@ -79,13 +79,13 @@ typedef struct vr_plan {
     vr_row *rows;
     size_t n_rows, n_inputs, n_profiles;
     size_t n_dirty;
-    vr_link *links;          /* one per target and profile, each after
+    vr_link *links; /* one per target and profile, each after
                                 the links it links with */
     size_t n_links;
-    vr_link_plan *link_plans;/* the same, as bind.h takes them */
-    vr_removal *removed;     /* outputs of files that left the inputs */
+    vr_link_plan *link_plans; /* the same, as bind.h takes them */
+    vr_removal *removed;      /* outputs of files that left the inputs */
     size_t n_removed;
-    size_t restamped;        /* outputs touched but unchanged */
+    size_t restamped; /* outputs touched but unchanged */
 } vr_plan;
 
 /* Decide for what `w` asks (borrowed until vr_plan_free). `w->sweep`

@@ -13,7 +13,7 @@
 #include "common/util.h"
 
 typedef struct vr_event {
-    char *kind;    /* NULL: an artifact */
+    char *kind; /* NULL: an artifact */
     char *name, *profile;
     uint64_t duration_ns;
 } vr_event;
@@ -155,8 +155,8 @@ static void vr_record_artifact(vr_recorder *r, const vr_event *ev)
     r->counts.uncertain += !trusted;
     vr_art_row row = {0};
     vr_dep *deps = vr_xcalloc(d.n + 1, sizeof *deps);
-    if (vr_output(r, &cap, cap.key, &d, trusted, &row.out_hash,
-                  &row.out_st) == 0 &&
+    if (vr_output(r, &cap, cap.key, &d, trusted, &row.out_hash, &row.out_st) ==
+            0 &&
         vr_dep_ids(r, &d, deps) == VSCHED_OK) {
         row.source = ev->name;
         row.profile = ev->profile;
@@ -185,8 +185,8 @@ static void vr_record_job(vr_recorder *r, const vr_event *ev)
     vr_capture cap;
     if (!vr_bind_capture(r->bind, ev->kind, ev->name, ev->profile, &cap))
         return;
-    const vr_job_row *old = vr_bind_job_record(r->bind, ev->kind, ev->name,
-                                               ev->profile);
+    const vr_job_row *old =
+        vr_bind_job_record(r->bind, ev->kind, ev->name, ev->profile);
     vr_job_row row = {0};
     row.out_hash = cap.out_hash;
     int ok = 1;

@@ -45,9 +45,9 @@
 typedef struct vr_recorder vr_recorder;
 
 typedef struct vr_recorder_counts {
-    uint64_t artifacts;   /* artifacts rows written */
-    uint64_t jobs;        /* jobs rows written */
-    uint64_t uncertain;   /* recorded with an uncertain dependency */
+    uint64_t artifacts; /* artifacts rows written */
+    uint64_t jobs;      /* jobs rows written */
+    uint64_t uncertain; /* recorded with an uncertain dependency */
     uint64_t outputs_hashed;
 } vr_recorder_counts;
 

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../../plugins/cc/hosts.h"
 #include "build/remote.h"
 #include "common/util.h"
-#include "../../../plugins/cc/hosts.h"
 
 /* 1 when the executor's schema declares `key`. */
 static int executor_has_key(const vr_build *b, const char *key)
@@ -54,8 +54,9 @@ static int host_slots(const vr_build *b, unsigned *slots)
     int found = cc__hosts_find(given, NULL, &src, why, sizeof why);
     if (found <= 0) {
         fprintf(b->err, "vsched-run: [executor] launcher distcc: %s\n",
-                found < 0 ? why : "no distcc hosts: set distcc_hosts, "
-                                  "DISTCC_HOSTS or ~/.distcc/hosts");
+                found < 0 ? why
+                          : "no distcc hosts: set distcc_hosts, "
+                            "DISTCC_HOSTS or ~/.distcc/hosts");
         return -1;
     }
     cc_hosts h;
@@ -85,8 +86,8 @@ int vr_remote_wire(vsched *s, const vr_build *b)
         return -1;
     static const char *const names[] = {"remote"};
     if (vsched_set_resource_capacity(s, "remote", cap) != 0 ||
-        vsched_set_stage_resources(s, VSCHED_STAGE_ARTIFACT, NULL, names,
-                                   1) != 0) {
+        vsched_set_stage_resources(s, VSCHED_STAGE_ARTIFACT, NULL, names, 1) !=
+            0) {
         fprintf(b->err, "vsched-run: cannot set up the remote resource\n");
         return -1;
     }

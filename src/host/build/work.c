@@ -278,9 +278,9 @@ int vr_work_list_targets(const vr_build *b)
     char **batch = NULL, ***names = NULL, *err = NULL;
     size_t n_batch = 0, *n = NULL;
     char *where = vr_build_batch_where(b);
-    int rc = vr_build_expand(b, b->settings->inputs, b->settings->n_inputs,
-                             NULL, 0, where, "[batch] inputs", &batch,
-                             &n_batch, &err);
+    int rc =
+        vr_build_expand(b, b->settings->inputs, b->settings->n_inputs, NULL, 0,
+                        where, "[batch] inputs", &batch, &n_batch, &err);
     free(where);
     if (rc == VSCHED_OK) {
         vr_build_dedupe(batch, &n_batch);

@@ -26,35 +26,35 @@
 /* One object: a source in a profile (a variant profile for a target's
  * objects with their own flags). */
 typedef struct vr_work_row {
-    size_t input;             /* index into vr_work.inputs */
-    const char *profile;      /* borrowed from vr_work.profiles */
+    size_t input;        /* index into vr_work.inputs */
+    const char *profile; /* borrowed from vr_work.profiles */
 } vr_work_row;
 
 /* One target job in one profile. */
 typedef struct vr_work_job {
-    const char *kind;         /* "link", "static", "shared" (static) */
-    const char *name;         /* the target's (borrowed from b->targets) */
-    const char *profile;      /* the profile (output directory, keys) */
-    const char *obj_profile;  /* the profile of its objects */
-    size_t *rows;             /* its objects, indices into rows, in input
+    const char *kind;        /* "link", "static", "shared" (static) */
+    const char *name;        /* the target's (borrowed from b->targets) */
+    const char *profile;     /* the profile (output directory, keys) */
+    const char *obj_profile; /* the profile of its objects */
+    size_t *rows;            /* its objects, indices into rows, in input
                                  order */
     size_t n_rows;
-    size_t *libs;             /* the jobs it links, link order; each index
+    size_t *libs; /* the jobs it links, link order; each index
                                  is smaller than this job's */
     size_t n_libs;
-    uint64_t salt;            /* the target's own keys (targets.h) */
+    uint64_t salt; /* the target's own keys (targets.h) */
 } vr_work_job;
 
 typedef struct vr_work {
-    char **inputs;            /* source names, as named */
+    char **inputs; /* source names, as named */
     size_t n_inputs;
-    char **profiles;          /* built profiles, then variant profiles */
+    char **profiles; /* built profiles, then variant profiles */
     size_t n_profiles, n_base_profiles;
-    vr_work_row *rows;        /* profile-major; each (input, profile) once */
+    vr_work_row *rows; /* profile-major; each (input, profile) once */
     size_t n_rows;
     vr_work_job *jobs;
     size_t n_jobs;
-    int sweep;                /* everything configured is built: records
+    int sweep; /* everything configured is built: records
                                  of sources and jobs no longer in it are
                                  removed */
 } vr_work;

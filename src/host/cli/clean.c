@@ -74,8 +74,9 @@ int vr_clean_run(const vr_build *b)
             goto out;
     }
     if (b->cli->verbosity >= 0)
-        fprintf(b->out, "vsched-run: removed %zu outputs and the state in "
-                        "%s\n",
+        fprintf(b->out,
+                "vsched-run: removed %zu outputs and the state in "
+                "%s\n",
                 removed, state_dir);
     status = VR_EXIT_OK;
 out:

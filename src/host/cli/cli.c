@@ -66,68 +66,72 @@ static const struct option long_opts[] = {
 
 void vr_cli_usage(FILE *out)
 {
-    fputs("usage: vsched-run [--config FILE] [options] [FILES or TARGETS...]\n"
-          "\n"
-          "Build the sources named by [batch] inputs and the [target.NAME]\n"
-          "programs and libraries (or only the FILES, source names relative\n"
-          "to the loader root, and the TARGETS named, with what they link)\n"
-          "through Source, Analysis and Artifact, for each profile.\n"
-          "\n"
-          "options:\n"
-          "  --config FILE          the INI file (default: ./vsched.ini; - reads\n"
-          "                         it from standard input)\n"
-          "  -C, --directory DIR    change to DIR first (before looking for\n"
-          "                         vsched.ini)\n"
-          "  -j, --jobs N           CPU stage threads (overrides cpu_threads)\n"
-          "  -k, --keep-going N     stop after N failures (0 = never; default 1,\n"
-          "                         as ninja's -k)\n"
-          "  -n, --dry-run          print what would be rebuilt and why, build\n"
-          "                         nothing\n"
-          "  -v, --verbose          say more (repeatable)\n"
-          "  -q, --quiet            print failures and the summary only (no\n"
-          "                         progress, no warnings)\n"
-          "  --color WHEN           auto (default: on a terminal, unless\n"
-          "                         NO_COLOR is set), always or never\n"
-          "  --profile NAME         build this profile (repeatable; overrides\n"
-          "                         [batch] profiles)\n"
-          "  --set SECTION.KEY=VALUE  override a configuration key\n"
-          "  --stats                print scheduler counters after the run\n"
-          "  --deps                 print each input's resolved dependencies\n"
-          "                         (one line per input), build nothing\n"
-          "  --explain              say why each file is rebuilt\n"
-          "  --report FILE          write a JSON report of the run to FILE\n"
-          "  --trace FILE           write a Chrome trace-event JSON of the run\n"
-          "                         to FILE (Perfetto, chrome://tracing)\n"
-          "  --compdb               print compile_commands.json (every Artifact\n"
-          "                         command), build nothing\n"
-          "  --graph                print the graph of files, stages, blockers\n"
-          "                         and jobs as Graphviz dot, build nothing\n"
-          "  --watch                stay running: rebuild on every change,\n"
-          "                         stopping compiles of stale content\n"
-          "  --clean                remove the outputs and the state, build\n"
-          "                         nothing\n"
-          "  --cache                with --clean: remove the artifact cache too\n"
-          "  --no-wait              when another vsched-run uses the state\n"
-          "                         directory, fail instead of waiting\n"
-          "  --list-plugins         list the plugins found and exit\n"
-          "  --list-targets         list the configured targets and exit\n"
-          "  --describe-plugin NAME print a plugin's configuration keys\n"
-          "  --version              print the version and exit\n"
-          "  --help                 print this help and exit\n"
-          "\n"
-          "exit status: 0 ok, 1 build failed, 2 usage, configuration or\n"
-          "plugin error, 130 interrupted\n",
-          out);
+    fputs(
+        "usage: vsched-run [--config FILE] [options] [FILES or TARGETS...]\n"
+        "\n"
+        "Build the sources named by [batch] inputs and the [target.NAME]\n"
+        "programs and libraries (or only the FILES, source names relative\n"
+        "to the loader root, and the TARGETS named, with what they link)\n"
+        "through Source, Analysis and Artifact, for each profile.\n"
+        "\n"
+        "options:\n"
+        "  --config FILE          the INI file (default: ./vsched.ini; - "
+        "reads\n"
+        "                         it from standard input)\n"
+        "  -C, --directory DIR    change to DIR first (before looking for\n"
+        "                         vsched.ini)\n"
+        "  -j, --jobs N           CPU stage threads (overrides cpu_threads)\n"
+        "  -k, --keep-going N     stop after N failures (0 = never; default "
+        "1,\n"
+        "                         as ninja's -k)\n"
+        "  -n, --dry-run          print what would be rebuilt and why, build\n"
+        "                         nothing\n"
+        "  -v, --verbose          say more (repeatable)\n"
+        "  -q, --quiet            print failures and the summary only (no\n"
+        "                         progress, no warnings)\n"
+        "  --color WHEN           auto (default: on a terminal, unless\n"
+        "                         NO_COLOR is set), always or never\n"
+        "  --profile NAME         build this profile (repeatable; overrides\n"
+        "                         [batch] profiles)\n"
+        "  --set SECTION.KEY=VALUE  override a configuration key\n"
+        "  --stats                print scheduler counters after the run\n"
+        "  --deps                 print each input's resolved dependencies\n"
+        "                         (one line per input), build nothing\n"
+        "  --explain              say why each file is rebuilt\n"
+        "  --report FILE          write a JSON report of the run to FILE\n"
+        "  --trace FILE           write a Chrome trace-event JSON of the run\n"
+        "                         to FILE (Perfetto, chrome://tracing)\n"
+        "  --compdb               print compile_commands.json (every "
+        "Artifact\n"
+        "                         command), build nothing\n"
+        "  --graph                print the graph of files, stages, blockers\n"
+        "                         and jobs as Graphviz dot, build nothing\n"
+        "  --watch                stay running: rebuild on every change,\n"
+        "                         stopping compiles of stale content\n"
+        "  --clean                remove the outputs and the state, build\n"
+        "                         nothing\n"
+        "  --cache                with --clean: remove the artifact cache "
+        "too\n"
+        "  --no-wait              when another vsched-run uses the state\n"
+        "                         directory, fail instead of waiting\n"
+        "  --list-plugins         list the plugins found and exit\n"
+        "  --list-targets         list the configured targets and exit\n"
+        "  --describe-plugin NAME print a plugin's configuration keys\n"
+        "  --version              print the version and exit\n"
+        "  --help                 print this help and exit\n"
+        "\n"
+        "exit status: 0 ok, 1 build failed, 2 usage, configuration or\n"
+        "plugin error, 130 interrupted\n",
+        out);
 }
 
-static int parse_count(const char *opt, const char *arg, int *out,
-                       char **err)
+static int parse_count(const char *opt, const char *arg, int *out, char **err)
 {
     char *end = NULL;
     long v = strtol(arg, &end, 10);
     if (arg[0] == '\0' || *end != '\0' || v < 0 || v > INT_MAX) {
-        *err = vr_strfmt("%s: expected a non-negative integer, got '%s'",
-                         opt, arg);
+        *err = vr_strfmt("%s: expected a non-negative integer, got '%s'", opt,
+                         arg);
         return VSCHED_EINVAL;
     }
     *out = (int)v;
@@ -142,8 +146,7 @@ static int parse_color(const char *arg, int *out, char **err)
             *out = i; /* VR_COLOR_AUTO, _ALWAYS, _NEVER */
             return VSCHED_OK;
         }
-    *err = vr_strfmt("--color: expected auto, always or never, got '%s'",
-                     arg);
+    *err = vr_strfmt("--color: expected auto, always or never, got '%s'", arg);
     return VSCHED_EINVAL;
 }
 
@@ -161,12 +164,11 @@ int vr_cli_parse(vr_cli *cli, int argc, char **argv, char **err)
     opterr = 0;
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, ":C:j:k:nvq", long_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":C:j:k:nvq", long_opts, NULL)) !=
+           -1) {
         int rc = VSCHED_OK;
         switch (c) {
-        case OPT_CONFIG:
-            cli->config = optarg;
-            break;
+        case OPT_CONFIG: cli->config = optarg; break;
         case 'j':
             rc = parse_count("-j", optarg, &cli->jobs, err);
             if (rc == VSCHED_OK && cli->jobs == 0) {
@@ -174,81 +176,37 @@ int vr_cli_parse(vr_cli *cli, int argc, char **argv, char **err)
                 rc = VSCHED_EINVAL;
             }
             break;
-        case 'k':
-            rc = parse_count("-k", optarg, &cli->keep_going, err);
-            break;
-        case 'n':
-            cli->dry_run = 1;
-            break;
+        case 'k': rc = parse_count("-k", optarg, &cli->keep_going, err); break;
+        case 'n': cli->dry_run = 1; break;
         case 'v':
             cli->verbosity = cli->verbosity < 0 ? 1 : cli->verbosity + 1;
             break;
-        case 'q':
-            cli->verbosity = -1;
-            break;
+        case 'q': cli->verbosity = -1; break;
         case OPT_PROFILE:
             push(&cli->profiles, &cli->n_profiles, optarg);
             break;
-        case OPT_SET:
-            push(&cli->sets, &cli->n_sets, optarg);
-            break;
-        case OPT_STATS:
-            cli->stats = 1;
-            break;
-        case OPT_DEPS:
-            cli->deps = 1;
-            break;
-        case OPT_EXPLAIN:
-            cli->explain = 1;
-            break;
-        case OPT_CLEAN:
-            cli->clean = 1;
-            break;
-        case OPT_CACHE:
-            cli->clean_cache = 1;
-            break;
-        case OPT_NO_WAIT:
-            cli->no_wait = 1;
-            break;
-        case OPT_REPORT:
-            cli->report = optarg;
-            break;
-        case OPT_TRACE:
-            cli->trace = optarg;
-            break;
-        case OPT_COMPDB:
-            cli->compdb = 1;
-            break;
-        case OPT_GRAPH:
-            cli->graph = 1;
-            break;
-        case OPT_COLOR:
-            rc = parse_color(optarg, &cli->color, err);
-            break;
-        case 'C':
-            push(&cli->dirs, &cli->n_dirs, optarg);
-            break;
-        case OPT_WATCH:
-            cli->watch = 1;
-            break;
-        case OPT_LIST:
-            cli->list_plugins = 1;
-            break;
-        case OPT_LIST_TARGETS:
-            cli->list_targets = 1;
-            break;
-        case OPT_DESCRIBE:
-            cli->describe = optarg;
-            break;
-        case OPT_VERSION:
-            cli->version = 1;
-            break;
-        case OPT_HELP:
-            cli->help = 1;
-            break;
+        case OPT_SET: push(&cli->sets, &cli->n_sets, optarg); break;
+        case OPT_STATS: cli->stats = 1; break;
+        case OPT_DEPS: cli->deps = 1; break;
+        case OPT_EXPLAIN: cli->explain = 1; break;
+        case OPT_CLEAN: cli->clean = 1; break;
+        case OPT_CACHE: cli->clean_cache = 1; break;
+        case OPT_NO_WAIT: cli->no_wait = 1; break;
+        case OPT_REPORT: cli->report = optarg; break;
+        case OPT_TRACE: cli->trace = optarg; break;
+        case OPT_COMPDB: cli->compdb = 1; break;
+        case OPT_GRAPH: cli->graph = 1; break;
+        case OPT_COLOR: rc = parse_color(optarg, &cli->color, err); break;
+        case 'C': push(&cli->dirs, &cli->n_dirs, optarg); break;
+        case OPT_WATCH: cli->watch = 1; break;
+        case OPT_LIST: cli->list_plugins = 1; break;
+        case OPT_LIST_TARGETS: cli->list_targets = 1; break;
+        case OPT_DESCRIBE: cli->describe = optarg; break;
+        case OPT_VERSION: cli->version = 1; break;
+        case OPT_HELP: cli->help = 1; break;
         case ':':
-            *err = vr_strfmt("option '%s' needs an argument",
-                             argv[optind - 1]);
+            *err =
+                vr_strfmt("option '%s' needs an argument", argv[optind - 1]);
             rc = VSCHED_EINVAL;
             break;
         default:
@@ -294,7 +252,7 @@ int vr_cli_parse(vr_cli *cli, int argc, char **argv, char **err)
     }
     if (cli->watch && (cli->clean || cli->deps || cli->dry_run)) {
         *err = vr_strfmt("--watch cannot be combined with %s",
-                         cli->clean ? "--clean"
+                         cli->clean  ? "--clean"
                          : cli->deps ? "--deps"
                                      : "-n");
         vr_cli_free(cli);

@@ -8,35 +8,35 @@
 #include <stdio.h>
 
 typedef struct vr_cli {
-    const char *config;        /* --config FILE ("-": standard input);
+    const char *config; /* --config FILE ("-": standard input);
                                   NULL: ./vsched.ini */
-    const char **dirs;         /* -C DIR (repeatable: each relative to the
+    const char **dirs;  /* -C DIR (repeatable: each relative to the
                                   one before, as make's) */
     size_t n_dirs;
-    int jobs;                  /* -j N; -1 when not given */
-    int keep_going;            /* -k N; -1 when not given */
-    int verbosity;             /* -1 quiet, 0 normal, 1+ verbose */
-    const char **profiles;     /* --profile NAME (repeatable) */
+    int jobs;              /* -j N; -1 when not given */
+    int keep_going;        /* -k N; -1 when not given */
+    int verbosity;         /* -1 quiet, 0 normal, 1+ verbose */
+    const char **profiles; /* --profile NAME (repeatable) */
     size_t n_profiles;
-    const char **sets;         /* --set SECTION.KEY=VALUE (repeatable) */
+    const char **sets; /* --set SECTION.KEY=VALUE (repeatable) */
     size_t n_sets;
-    int dry_run;               /* -n */
-    int stats;                 /* --stats */
-    int deps;                  /* --deps: print deps instead of building */
-    int explain;               /* --explain: why each file is rebuilt */
-    int clean;                 /* --clean: remove outputs and state */
-    int clean_cache;           /* --cache (with --clean): and the cache */
-    int no_wait;               /* --no-wait: refuse a locked state_dir */
-    const char *report;        /* --report FILE */
-    const char *trace;         /* --trace FILE: Chrome trace-event JSON */
-    int compdb;                /* --compdb: compile_commands.json, no build */
-    int graph;                 /* --graph: Graphviz dot, no build */
-    int color;                 /* --color: VR_COLOR_* */
-    int watch;                 /* --watch: rebuild on change (watch.h) */
+    int dry_run;        /* -n */
+    int stats;          /* --stats */
+    int deps;           /* --deps: print deps instead of building */
+    int explain;        /* --explain: why each file is rebuilt */
+    int clean;          /* --clean: remove outputs and state */
+    int clean_cache;    /* --cache (with --clean): and the cache */
+    int no_wait;        /* --no-wait: refuse a locked state_dir */
+    const char *report; /* --report FILE */
+    const char *trace;  /* --trace FILE: Chrome trace-event JSON */
+    int compdb;         /* --compdb: compile_commands.json, no build */
+    int graph;          /* --graph: Graphviz dot, no build */
+    int color;          /* --color: VR_COLOR_* */
+    int watch;          /* --watch: rebuild on change (watch.h) */
     int version, help, list_plugins;
-    int list_targets;          /* --list-targets */
-    const char *describe;      /* --describe-plugin NAME */
-    char **files;              /* operands: source or target names
+    int list_targets;     /* --list-targets */
+    const char *describe; /* --describe-plugin NAME */
+    char **files;         /* operands: source or target names
                                   (borrowed argv) */
     size_t n_files;
 } vr_cli;

@@ -60,8 +60,8 @@ static int one(const vr_build *b, vr_json *j, const char *name,
 {
     const vsched_ctx *ctx = vr_plugin_host_ctx();
     char kind[64] = "";
-    int rc = b->loader.ops->classify(b->loader.inst, ctx, name, kind,
-                                     sizeof kind);
+    int rc =
+        b->loader.ops->classify(b->loader.inst, ctx, name, kind, sizeof kind);
     kind[sizeof kind - 1] = '\0';
     vsched_command_out c;
     memset(&c, 0, sizeof c);
@@ -88,9 +88,10 @@ int vr_compdb_run(const vr_build *b)
     const vsched_executor_ops *x = b->executor.ops;
     if (!VR_OPS_COVERS(x, vsched_executor_ops, command) ||
         x->command == NULL) {
-        fprintf(b->err, "vsched-run: --compdb: executor '%s' cannot say its "
-                        "commands (it has no command() operation, plugin "
-                        "ABI 1.1)\n",
+        fprintf(b->err,
+                "vsched-run: --compdb: executor '%s' cannot say its "
+                "commands (it has no command() operation, plugin "
+                "ABI 1.1)\n",
                 b->executor_desc->name);
         return VR_EXIT_USAGE;
     }

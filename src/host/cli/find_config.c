@@ -19,8 +19,9 @@ int vr_change_dirs(const vr_cli *cli)
 {
     for (size_t i = 0; i < cli->n_dirs; i++) {
         if (chdir(cli->dirs[i]) != 0) {
-            fprintf(stderr, "vsched-run: -C %s: cannot change to that "
-                            "directory: %s\n",
+            fprintf(stderr,
+                    "vsched-run: -C %s: cannot change to that "
+                    "directory: %s\n",
                     cli->dirs[i], strerror(errno));
             return -1;
         }

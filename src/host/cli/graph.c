@@ -13,8 +13,8 @@
 /* One file reached: what its Source stage found. */
 typedef struct gfile {
     char *name;
-    int status;           /* of its Source stage */
-    char *message;        /* the reason when it failed */
+    int status;    /* of its Source stage */
+    char *message; /* the reason when it failed */
     char **deps, **blockers;
     size_t n_deps, n_blockers;
 } gfile;
@@ -23,7 +23,7 @@ typedef struct graph {
     vsched *s;
     gfile *files;
     size_t n, cap;
-    vr_strmap *index;     /* name -> files index */
+    vr_strmap *index; /* name -> files index */
 } graph;
 
 static char **dup_names(const char *const *v, size_t n)
@@ -101,8 +101,8 @@ static int reach(const vr_build *b, graph *g)
             .fail = source_fail,
         };
         /* The slots are the files themselves: no add_file in the batch. */
-        bad |= vr_coord_batch(b->coord, &pol, g, to - from,
-                              g->files + from) != VSCHED_OK;
+        bad |= vr_coord_batch(b->coord, &pol, g, to - from, g->files + from) !=
+               VSCHED_OK;
         for (size_t i = from; i < to; i++) {
             gfile f = g->files[i]; /* add_file may move the array */
             for (size_t k = 0; k < f.n_deps; k++)

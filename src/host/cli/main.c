@@ -78,12 +78,14 @@ static int check_jobs(const vr_settings *set, const vr_targets *t,
 {
     const vsched_plugin *d = vr_plugin_descriptor(executor);
     const vsched_executor_ops *x = d->executor;
-    if (t->n == 0 || (x != NULL && VR_OPS_COVERS(x, vsched_executor_ops,
-                                                 job) && x->job != NULL))
+    if (t->n == 0 ||
+        (x != NULL && VR_OPS_COVERS(x, vsched_executor_ops, job) &&
+         x->job != NULL))
         return 0;
-    fprintf(stderr, "vsched-run: %s: executor '%s' cannot link: it has no "
-                    "job operation; targets and [batch] link need one (the "
-                    "cc executor has)\n",
+    fprintf(stderr,
+            "vsched-run: %s: executor '%s' cannot link: it has no "
+            "job operation; targets and [batch] link need one (the "
+            "cc executor has)\n",
             set->path, d->name);
     return -1;
 }
@@ -165,8 +167,12 @@ static int run(const vr_cli *cli)
         goto config_error;
     }
     if (cli->list_targets) {
-        vr_build lb = {.cli = cli, .settings = &set, .cfg = cfg,
-                       .out = stdout, .err = stderr, .targets = &targets};
+        vr_build lb = {.cli = cli,
+                       .settings = &set,
+                       .cfg = cfg,
+                       .out = stdout,
+                       .err = stderr,
+                       .targets = &targets};
         int rc = vr_work_list_targets(&lb);
         vr_targets_free(&targets);
         vr_settings_free(&set);
@@ -188,8 +194,8 @@ static int run(const vr_cli *cli)
         else
             vr_targets_vary(&targets, cfg, set.profiles, set.n_profiles,
                             set.loader_root);
-        if (make_role(cfg, l.executor_plugin, "executor",
-                      VSCHED_ROLE_EXECUTOR, &l.executor_inst) == 0)
+        if (make_role(cfg, l.executor_plugin, "executor", VSCHED_ROLE_EXECUTOR,
+                      &l.executor_inst) == 0)
             status = run_batch(cli, &set, cfg, &l, &targets);
     }
     unload(&l);

@@ -81,8 +81,7 @@ static size_t utf8_start(const char *s, size_t i)
 }
 
 /* Contract: see progress.h. */
-void vr_progress_elide(const char *line, unsigned width, char *buf,
-                       size_t cap)
+void vr_progress_elide(const char *line, unsigned width, char *buf, size_t cap)
 {
     size_t len = strlen(line);
     if (cap == 0)
@@ -132,9 +131,9 @@ void vr_progress_clear(vr_progress *p)
 static void status_line(vr_progress *p, const vsched_event *ev, int failed)
 {
     char *name = vr_escape_name(ev->name);
-    char *head = vr_strfmt("[%zu/%zu] %s%s ", p->done, p->total,
-                           failed ? "FAILED " : "",
-                           vsched_stage_name(ev->stage));
+    char *head =
+        vr_strfmt("[%zu/%zu] %s%s ", p->done, p->total,
+                  failed ? "FAILED " : "", vsched_stage_name(ev->stage));
     unsigned width = vr_progress_width(fileno(p->out));
     width = width > 1 ? width - 1 : width;
     size_t hl = strlen(head), cap = hl + strlen(name) + 1;
@@ -202,12 +201,9 @@ void vr_progress_event(void *user, const vsched_event *ev)
 static const char *sev_name(vsched_severity s)
 {
     switch (s) {
-    case VSCHED_SEV_NOTE:
-        return "note";
-    case VSCHED_SEV_WARNING:
-        return "warning";
-    default:
-        return "error";
+    case VSCHED_SEV_NOTE: return "note";
+    case VSCHED_SEV_WARNING: return "warning";
+    default: return "error";
     }
 }
 

@@ -77,9 +77,8 @@ static void vr_report_rows(vr_json *j, const vr_plan *p,
         vr_json_key(j, "profile");
         vr_json_string(j, r->profile);
         vr_json_key(j, "status");
-        vr_json_string(j, vr_report_status(sub, r->ran ? r->status
-                                                       : VSCHED_EERR,
-                                           info));
+        vr_json_string(
+            j, vr_report_status(sub, r->ran ? r->status : VSCHED_EERR, info));
         vr_json_key(j, "rebuilt");
         vr_json_bool(j, ok && r->outcome != VR_KEPT);
         vr_json_key(j, "cached");
@@ -103,12 +102,11 @@ static void vr_report_jobs(vr_json *j, const vr_plan *p,
     for (size_t i = 0; i < p->n_links; i++) {
         const vr_link *l = &p->links[i];
         int done = l->run && l->info.state == VSCHED_NODE_DONE;
-        int status = !l->run ? 0
-                     : l->info.state == VSCHED_NODE_CANCELLED
-                         ? VSCHED_ECANCELLED
-                     : done ? 0
-                            : (l->info.status != 0 ? l->info.status
-                                                   : VSCHED_EERR);
+        int status =
+            !l->run                                  ? 0
+            : l->info.state == VSCHED_NODE_CANCELLED ? VSCHED_ECANCELLED
+            : done                                   ? 0
+                   : (l->info.status != 0 ? l->info.status : VSCHED_EERR);
         if (l->run && l->info.state == VSCHED_NODE_CANCELLED &&
             l->info.failed_dep != NULL && !info->interrupted)
             status = VSCHED_EDEPFAIL;
@@ -201,8 +199,8 @@ int vr_report_write(const char *path, const vr_plan *p,
     char *tmp = vr_strfmt("%s.tmp.%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "w");
     if (f == NULL) {
-        *msg = vr_strfmt("cannot write the report %s: %s", path,
-                         strerror(errno));
+        *msg =
+            vr_strfmt("cannot write the report %s: %s", path, strerror(errno));
         free(tmp);
         return VSCHED_EIO;
     }

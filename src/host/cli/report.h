@@ -28,8 +28,8 @@
 
 /* How a run ended, beyond the plan's rows. */
 typedef struct vr_run_info {
-    int stopped;            /* -k cancelled the rest */
-    int interrupted;        /* a signal cancelled the rest */
+    int stopped;     /* -k cancelled the rest */
+    int interrupted; /* a signal cancelled the rest */
     double wall_s;
     uint64_t sources_hashed, outputs_hashed;
     int have_cache;

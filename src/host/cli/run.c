@@ -23,8 +23,8 @@
 #include "build/build.h"
 #include "build/incr.h"
 #include "build/plan.h"
-#include "build/work.h"
 #include "build/remote.h"
+#include "build/work.h"
 #include "cli/clean.h"
 #include "cli/progress.h"
 #include "cli/report.h"
@@ -51,7 +51,7 @@ typedef struct build_watch {
     vr_recorder *rec;
     long keep_going; /* 0 = never stop */
     long failures;
-    int stopped;     /* -k cancelled the rest (written on the driver) */
+    int stopped; /* -k cancelled the rest (written on the driver) */
 } build_watch;
 
 static void on_event(void *user, const vsched_event *ev)
@@ -190,9 +190,9 @@ static int report_failures(const vr_build *b, vr_progress *prog,
             vr_progress_failure(prog, r->res);
             vr_summary_failed(sum, NULL, r->res->name, r->profile, r->res);
         } else {
-            vr_progress_warning(prog, r->res, b->executor_desc != NULL
-                                                  ? b->executor_desc->name
-                                                  : NULL);
+            vr_progress_warning(
+                prog, r->res,
+                b->executor_desc != NULL ? b->executor_desc->name : NULL);
             if (verbose && r->res->artifact_path != NULL)
                 fprintf(b->out, "%s -> %s\n", r->res->name,
                         r->res->artifact_path);
@@ -205,11 +205,12 @@ static int report_failures(const vr_build *b, vr_progress *prog,
             continue;
         if (in->state == VSCHED_NODE_DONE) {
             if (b->cli->verbosity >= 0)
-                fprintf(b->out, l->outcome == VR_KEPT
-                                    ? "vsched-run: %s is up to date\n"
-                                : strcmp(l->kind, "static") == 0
-                                    ? "vsched-run: archived %s\n"
-                                    : "vsched-run: linked %s\n",
+                fprintf(b->out,
+                        l->outcome == VR_KEPT
+                            ? "vsched-run: %s is up to date\n"
+                        : strcmp(l->kind, "static") == 0
+                            ? "vsched-run: archived %s\n"
+                            : "vsched-run: linked %s\n",
                         in->output != NULL ? in->output
                         : l->rec != NULL   ? l->rec->out_path
                                            : l->name);
@@ -217,8 +218,8 @@ static int report_failures(const vr_build *b, vr_progress *prog,
         }
         bad = 1;
         if (in->state == VSCHED_NODE_CANCELLED) {
-            fprintf(b->out, "vsched-run: %s %s [%s] not run: %s\n",
-                    l->kind, l->name, l->profile,
+            fprintf(b->out, "vsched-run: %s %s [%s] not run: %s\n", l->kind,
+                    l->name, l->profile,
                     in->message != NULL ? in->message : "cancelled");
             /* Not run because an object failed, or because the build
              * was cut short (interrupt, -k) before its objects were. */
@@ -251,8 +252,7 @@ static void explain(const vr_build *b, const vr_plan *p)
 {
     for (size_t i = 0; i < p->n_rows; i++) {
         const vr_row *r = &p->rows[i];
-        if (r->req < 0 || !r->ran || r->status != 0 ||
-            r->outcome == VR_KEPT)
+        if (r->req < 0 || !r->ran || r->status != 0 || r->outcome == VR_KEPT)
             continue;
         char *why = vr_reason_text(&r->v);
         fprintf(b->out, "vsched-run: explain: %s [%s]: %s%s\n", r->input,
@@ -362,8 +362,8 @@ static int finish_run(const vr_build *b, vr_incr *in, vr_plan *p,
                       : info->stopped   ? VR_SUMMARY_STOPPED
                                         : 0;
             vr_summary_print(sum, b->out,
-                             vr_progress_use_color(b->out, b->cli->color),
-                             why, vr_keep_going(b), &c);
+                             vr_progress_use_color(b->out, b->cli->color), why,
+                             vr_keep_going(b), &c);
         }
     }
     char *msg = NULL;
@@ -451,8 +451,8 @@ static int build(const vr_build *b, vr_incr *in, vr_plan *p, double t0,
     if (trace != NULL)
         vr_trace_phase(trace, "build", build_ns, vr_trace_now_ns());
     if (ran)
-        status = finish_run(b, in, p, prog, sum, &counters, resources,
-                            &info, status);
+        status = finish_run(b, in, p, prog, sum, &counters, resources, &info,
+                            status);
     vr_summary_free(sum);
     free(resources);
     vr_progress_free(prog);
@@ -535,8 +535,8 @@ int vr_build_run(const vr_build *b)
     if (check_names(b, work.profiles, work.n_base_profiles) != 0)
         goto done;
     vr_signals_phase(VR_SIG_EXIT, NULL);
-    if (vr_incr_open(&in, b, work.profiles, work.n_profiles,
-                     b->cli->dry_run, &err) != VSCHED_OK) {
+    if (vr_incr_open(&in, b, work.profiles, work.n_profiles, b->cli->dry_run,
+                     &err) != VSCHED_OK) {
         fprintf(b->err, "vsched-run: %s\n", err);
         free(err);
         goto done;
@@ -561,8 +561,8 @@ int vr_build_run(const vr_build *b)
             vr_signals_phase(VR_SIG_DEFER, NULL);
             vr_run_info info = {0};
             info.wall_s = vr_now_s() - t0;
-            status = finish_run(b, in, &plan, NULL, NULL, NULL, NULL,
-                                &info, VR_EXIT_OK);
+            status = finish_run(b, in, &plan, NULL, NULL, NULL, NULL, &info,
+                                VR_EXIT_OK);
         } else {
             status = build(b, in, &plan, t0, trace);
         }

@@ -21,8 +21,8 @@ static vsched *vr_sig_sched;                   /* guarded by vr_sig_lock */
 static int vr_sig_busy;                        /* guarded by vr_sig_lock */
 static int vr_sig_wake = -1;                   /* guarded by vr_sig_lock */
 static atomic_int vr_sig_count;
-static pthread_t vr_sig_thread; /* written by start, read by stop (main) */
-static int vr_sig_started;      /* main thread only */
+static pthread_t vr_sig_thread;    /* written by start, read by stop (main) */
+static int vr_sig_started;         /* main thread only */
 static atomic_int vr_sig_stopping; /* set by stop before it wakes the thread */
 
 /* The wake-up vr_signals_stop sends the thread (blocked everywhere,
@@ -67,8 +67,14 @@ static int vr_each_child_group(void (*fn)(pid_t))
     return n;
 }
 
-static void vr_term(pid_t target) { kill(target, SIGTERM); }
-static void vr_kill(pid_t target) { kill(target, SIGKILL); }
+static void vr_term(pid_t target)
+{
+    kill(target, SIGTERM);
+}
+static void vr_kill(pid_t target)
+{
+    kill(target, SIGKILL);
+}
 
 /* Before an exit that does not wait for the build to wind down: every
  * tool a plugin started (in a process group of its own) gets SIGTERM,

@@ -133,8 +133,9 @@ static void print_not_built(const vr_summary *s, FILE *out, int why,
         fprintf(out, "vsched-run: interrupted: %zu not built (",
                 s->n_not_built);
     else
-        fprintf(out, "vsched-run: stopped after %ld failure%s (-k %ld): %zu "
-                     "not built (",
+        fprintf(out,
+                "vsched-run: stopped after %ld failure%s (-k %ld): %zu "
+                "not built (",
                 keep_going, keep_going == 1 ? "" : "s", keep_going,
                 s->n_not_built);
     for (size_t i = 0; i < NAMES_SHOWN && i < s->n_not_built; i++)
@@ -155,8 +156,9 @@ void vr_summary_print(const vr_summary *s, FILE *out, int color, int why,
         fprintf(out, "vsched-run: %sfailed%s: %s: %s\n", on, off,
                 s->failed[i].what, s->failed[i].first);
     if (s->n_failed > 0 || s->dep_failed > 0)
-        fprintf(out, "vsched-run: %s%zu failed%s, %zu not run because a "
-                     "dependency failed\n",
+        fprintf(out,
+                "vsched-run: %s%zu failed%s, %zu not run because a "
+                "dependency failed\n",
                 s->n_failed ? on : "", s->n_failed, s->n_failed ? off : "",
                 s->dep_failed);
     if (s->n_not_built > 0 && why != 0)

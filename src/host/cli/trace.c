@@ -13,8 +13,13 @@
 #include "common/json.h"
 #include "common/util.h"
 
-enum { LANE_CPU = 1, LANE_IO = 2, LANE_COORD = 3, LANE_CACHE = 4,
-       LANE_MAIN = 5 };
+enum {
+    LANE_CPU = 1,
+    LANE_IO = 2,
+    LANE_COORD = 3,
+    LANE_CACHE = 4,
+    LANE_MAIN = 5
+};
 
 /* One event, strings owned. */
 typedef struct tr_event {
@@ -92,7 +97,7 @@ void vr_trace_task(void *user, const vsched_task_event *ev)
                                        ev->name ? ev->name : "?")
                            : vr_xstrdup(ev->name != NULL ? ev->name : "?"),
         .profile = dup_or_null(ev->profile),
-        .cat = vr_xstrdup(ev->is_job ? "job"
+        .cat = vr_xstrdup(ev->is_job         ? "job"
                           : ev->step != NULL ? ev->step
                                              : vsched_stage_name(ev->stage)),
         .pid = ev->pool == VSCHED_POOL_IO ? LANE_IO : LANE_CPU,
@@ -111,8 +116,10 @@ void vr_trace_task(void *user, const vsched_task_event *ev)
 void vr_trace_phase(vr_trace *t, const char *name, uint64_t start_ns,
                     uint64_t end_ns)
 {
-    tr_event e = {.name = vr_xstrdup(name), .cat = vr_xstrdup("run"),
-                  .pid = LANE_MAIN, .start_ns = start_ns,
+    tr_event e = {.name = vr_xstrdup(name),
+                  .cat = vr_xstrdup("run"),
+                  .pid = LANE_MAIN,
+                  .start_ns = start_ns,
                   .end_ns = end_ns > start_ns ? end_ns : start_ns};
     push(t, &e);
 }
@@ -128,8 +135,9 @@ static void put_us(FILE *f, uint64_t t0, uint64_t ns)
 static void put_meta(FILE *f, const char *what, int pid, int tid,
                      const char *name, int *first)
 {
-    fprintf(f, "%s\n{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
-               "\"args\":{\"name\":",
+    fprintf(f,
+            "%s\n{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+            "\"args\":{\"name\":",
             *first ? "" : ",", what, pid, tid);
     vr_json_write_string(f, name, strlen(name));
     fputs("}}", f);
@@ -168,11 +176,12 @@ static void gather_host(vr_trace *t, vr_coord *coord, vr_bind *bind)
     n = n ? vr_coord_trace(coord, sp, n) : 0;
     for (size_t i = 0; i < n; i++) {
         tr_event e = {.name = vr_xstrdup(sp[i].name ? sp[i].name : "batch"),
-                      .cat = vr_xstrdup("batch"), .pid = LANE_COORD,
-                      .tid = (int)sp[i].depth, .start_ns = sp[i].start_ns,
-                      .end_ns = sp[i].end_ns > sp[i].start_ns
-                                    ? sp[i].end_ns
-                                    : sp[i].start_ns,
+                      .cat = vr_xstrdup("batch"),
+                      .pid = LANE_COORD,
+                      .tid = (int)sp[i].depth,
+                      .start_ns = sp[i].start_ns,
+                      .end_ns = sp[i].end_ns > sp[i].start_ns ? sp[i].end_ns
+                                                              : sp[i].start_ns,
                       .status = sp[i].failed ? VSCHED_EERR : 0};
         push(t, &e);
     }
@@ -190,8 +199,10 @@ static void gather_host(vr_trace *t, vr_coord *coord, vr_bind *bind)
             c.restore_end_ns <= a->end_ns) {
             tr_event e = {.name = vr_xstrdup(a->name),
                           .profile = dup_or_null(a->profile),
-                          .cat = vr_xstrdup("restore"), .pid = LANE_CACHE,
-                          .tid = a->tid, .start_ns = c.restore_start_ns,
+                          .cat = vr_xstrdup("restore"),
+                          .pid = LANE_CACHE,
+                          .tid = a->tid,
+                          .start_ns = c.restore_start_ns,
                           .end_ns = c.restore_end_ns};
             push(t, &e);
         }
@@ -201,16 +212,15 @@ static void gather_host(vr_trace *t, vr_coord *coord, vr_bind *bind)
 
 static const char *lane_name(int pid)
 {
-    static const char *const names[] = {"", "cpu pool", "io pool",
-                                        "coordinator", "cache",
-                                        "vsched-run"};
+    static const char *const names[] = {
+        "", "cpu pool", "io pool", "coordinator", "cache", "vsched-run"};
     return names[pid];
 }
 
 static const char *thread_prefix(int pid)
 {
-    static const char *const names[] = {"", "cpu", "io", "batch depth",
-                                        "restore on cpu", "main"};
+    static const char *const names[] = {
+        "", "cpu", "io", "batch depth", "restore on cpu", "main"};
     return names[pid];
 }
 

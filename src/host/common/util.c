@@ -115,7 +115,7 @@ static void vr_path_push(char *out, size_t *len, const char *p)
 char *vr_path_join(const char *dir, const char *path)
 {
     char *cwd = NULL;
-    const char *parts[3] = { NULL, NULL, NULL };
+    const char *parts[3] = {NULL, NULL, NULL};
     if (path[0] == '/') {
         parts[0] = path;
     } else if (dir != NULL && dir[0] == '/') {

@@ -58,12 +58,12 @@ struct vr_config {
                                  names[] */
     unsigned char *from_set;  /* per entry: value came from --set */
     size_t n_entries, cap_entries;
-    vr__index entry_index;    /* (section, key) -> entry */
+    vr__index entry_index; /* (section, key) -> entry */
 
     char **names; /* section names, owned */
     vr_section *sections;
     size_t n_sections, cap_sections;
-    vr__index section_index;  /* section name -> section */
+    vr__index section_index; /* section name -> section */
 };
 
 /* ---- lookups (through config_index) ---------------------------------- */
@@ -90,7 +90,7 @@ static int vr_is_entry(const void *ctx, size_t idx)
 
 static long vr_find_section(const vr_config *cfg, const char *section)
 {
-    vr_lookup q = { cfg, section, NULL };
+    vr_lookup q = {cfg, section, NULL};
     return vr__index_find(&cfg->section_index, vr__index_hash(section, NULL),
                           vr_is_section, &q);
 }
@@ -98,7 +98,7 @@ static long vr_find_section(const vr_config *cfg, const char *section)
 static long vr_find_entry(const vr_config *cfg, const char *section,
                           const char *key)
 {
-    vr_lookup q = { cfg, section, key };
+    vr_lookup q = {cfg, section, key};
     return vr__index_find(&cfg->entry_index, vr__index_hash(section, key),
                           vr_is_entry, &q);
 }
@@ -110,14 +110,14 @@ static size_t vr_add_section(vr_config *cfg, const char *name, unsigned line)
 {
     if (cfg->n_sections == cfg->cap_sections) {
         cfg->cap_sections = cfg->cap_sections ? 2 * cfg->cap_sections : 8;
-        cfg->names = vr_xrealloc(cfg->names,
-                                 cfg->cap_sections * sizeof *cfg->names);
-        cfg->sections = vr_xrealloc(
-            cfg->sections, cfg->cap_sections * sizeof *cfg->sections);
+        cfg->names =
+            vr_xrealloc(cfg->names, cfg->cap_sections * sizeof *cfg->names);
+        cfg->sections = vr_xrealloc(cfg->sections,
+                                    cfg->cap_sections * sizeof *cfg->sections);
     }
     size_t i = cfg->n_sections++;
     cfg->names[i] = vr_xstrdup(name);
-    cfg->sections[i] = (vr_section){ .line = line };
+    cfg->sections[i] = (vr_section){.line = line};
     vr__index_add(&cfg->section_index, vr__index_hash(name, NULL), i);
     return i;
 }
@@ -128,18 +128,17 @@ static void vr_add_entry(vr_config *cfg, size_t si, const char *key,
 {
     if (cfg->n_entries == cfg->cap_entries) {
         cfg->cap_entries = cfg->cap_entries ? 2 * cfg->cap_entries : 16;
-        cfg->entries = vr_xrealloc(cfg->entries,
-                                   cfg->cap_entries * sizeof *cfg->entries);
+        cfg->entries =
+            vr_xrealloc(cfg->entries, cfg->cap_entries * sizeof *cfg->entries);
         cfg->from_set = vr_xrealloc(cfg->from_set, cfg->cap_entries);
     }
     size_t i = cfg->n_entries++;
-    cfg->entries[i] = (vr_config_entry){ .section = cfg->names[si],
-                                         .key = vr_xstrdup(key),
-                                         .value = vr_xstrdup(value),
-                                         .line = line };
+    cfg->entries[i] = (vr_config_entry){.section = cfg->names[si],
+                                        .key = vr_xstrdup(key),
+                                        .value = vr_xstrdup(value),
+                                        .line = line};
     cfg->from_set[i] = (unsigned char)from_set;
-    vr__index_add(&cfg->entry_index, vr__index_hash(cfg->names[si], key),
-                  i);
+    vr__index_add(&cfg->entry_index, vr__index_hash(cfg->names[si], key), i);
 
     vr_section *sec = &cfg->sections[si];
     if (sec->n_ents == sec->cap_ents) {
@@ -178,12 +177,12 @@ void vr_config_free(vr_config *cfg)
 /* State shared by the reader and the handler of one parse. */
 typedef struct vr_parse {
     vr_config *cfg;
-    FILE *fp;          /* file input, or NULL */
-    const char *text;  /* string input */
+    FILE *fp;         /* file input, or NULL */
+    const char *text; /* string input */
     size_t pos;
-    unsigned lineno;   /* line last handed to inih */
-    long section;      /* current section index, -1 before the first */
-    char *err;         /* first error, "FILE:LINE: ..." */
+    unsigned lineno; /* line last handed to inih */
+    long section;    /* current section index, -1 before the first */
+    char *err;       /* first error, "FILE:LINE: ..." */
     char line[VR_CONFIG_MAX_LINE + 2]; /* current line, '\r' kept, NUL */
 } vr_parse;
 
@@ -358,8 +357,7 @@ static int vr_on_pair(void *user, const char *section, const char *name,
         const char *sec = cfg->names[ps->section];
         long i = vr_find_entry(cfg, sec, name);
         if (i < 0) {
-            vr_add_entry(cfg, (size_t)ps->section, name, value, ps->lineno,
-                         0);
+            vr_add_entry(cfg, (size_t)ps->section, name, value, ps->lineno, 0);
             return 1;
         }
         m = vr_strfmt("duplicate key '%s' in [%s] (first at line %u)", name,
@@ -382,11 +380,15 @@ static char vr_inline_prefixes[] = ";";
 
 static vr_ini_opts vr_ini_setup(void)
 {
-    vr_ini_opts old = { ini_allow_multiline, ini_allow_bom,
-                        ini_allow_inline_comments, ini_use_stack,
-                        ini_stop_on_first_error, ini_allow_no_value,
-                        ini_start_comment_prefixes,
-                        ini_inline_comment_prefixes, ini_max_line };
+    vr_ini_opts old = {ini_allow_multiline,
+                       ini_allow_bom,
+                       ini_allow_inline_comments,
+                       ini_use_stack,
+                       ini_stop_on_first_error,
+                       ini_allow_no_value,
+                       ini_start_comment_prefixes,
+                       ini_inline_comment_prefixes,
+                       ini_max_line};
     ini_allow_multiline = false;
     ini_allow_bom = false; /* the reader strips it */
     ini_allow_inline_comments = true;
@@ -490,8 +492,8 @@ int vr_config_load(vr_config **out, const char *path, char **err)
 
 /* Contract: see config.h. `dir` NULL means the current directory; a
  * relative dir is made absolute (lexically) against it. */
-int vr_config_load_string(vr_config **out, const char *text,
-                          const char *name, const char *dir, char **err)
+int vr_config_load_string(vr_config **out, const char *text, const char *name,
+                          const char *dir, char **err)
 {
     *out = NULL;
     *err = NULL;

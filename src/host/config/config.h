@@ -26,7 +26,7 @@ typedef struct vr_config_entry {
     const char *section;
     const char *key;
     const char *value;
-    unsigned line;   /* 0 for a --set override of a key not in the file */
+    unsigned line; /* 0 for a --set override of a key not in the file */
 } vr_config_entry;
 
 /* Read `path`. Errors (all VSCHED_ECONFIG, *err set): unreadable file,
@@ -37,8 +37,8 @@ int vr_config_load(vr_config **out, const char *path, char **err);
 
 /* Parse INI text held in memory; `name` stands for the file in messages and
  * `dir` is the directory relative paths resolve against. For tests. */
-int vr_config_load_string(vr_config **out, const char *text,
-                          const char *name, const char *dir, char **err);
+int vr_config_load_string(vr_config **out, const char *text, const char *name,
+                          const char *dir, char **err);
 
 void vr_config_free(vr_config *cfg);
 

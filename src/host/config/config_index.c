@@ -23,8 +23,8 @@ uint64_t vr__index_hash(const char *section, const char *key)
 
 /* Contract: see config_index.h. Probes from h's home slot until an empty
  * slot; match is called only for slots whose hash equals h. */
-long vr__index_find(const vr__index *ix, uint64_t h,
-                    vr__index_match_fn *match, const void *ctx)
+long vr__index_find(const vr__index *ix, uint64_t h, vr__index_match_fn *match,
+                    const void *ctx)
 {
     if (ix->cap == 0)
         return -1;
@@ -65,7 +65,7 @@ void vr__index_add(vr__index *ix, uint64_t h, size_t idx)
     size_t i = h & (ix->cap - 1);
     while (ix->slots[i].idx1 != 0)
         i = (i + 1) & (ix->cap - 1);
-    ix->slots[i] = (vr__index_slot){ .hash = h, .idx1 = idx + 1 };
+    ix->slots[i] = (vr__index_slot){.hash = h, .idx1 = idx + 1};
     ix->count++;
 }
 
@@ -73,5 +73,5 @@ void vr__index_add(vr__index *ix, uint64_t h, size_t idx)
 void vr__index_free(vr__index *ix)
 {
     free(ix->slots);
-    *ix = (vr__index){ 0 };
+    *ix = (vr__index){0};
 }

@@ -45,8 +45,8 @@ uint64_t vr__index_hash(const char *section, const char *key);
 
 /* Position of the item with hash `h` for which match(ctx, position) is 1,
  * or -1 when there is none (or the index is empty). */
-long vr__index_find(const vr__index *ix, uint64_t h,
-                    vr__index_match_fn *match, const void *ctx);
+long vr__index_find(const vr__index *ix, uint64_t h, vr__index_match_fn *match,
+                    const void *ctx);
 
 /* Record item `idx` under hash `h`; the caller guarantees no equal item is
  * already indexed (look it up first). Grows the table as needed; aborts

@@ -63,8 +63,8 @@
  * in a lock-order cycle.
  */
 static pthread_mutex_t vr_plugin_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned vr_host_refs;                  /* vr_plugin_host_init calls */
-static const lt_dlsymlist *vr_host_preloaded;  /* built-ins, or NULL */
+static unsigned vr_host_refs;                 /* vr_plugin_host_init calls */
+static const lt_dlsymlist *vr_host_preloaded; /* built-ins, or NULL */
 
 /* ------------------------------------------------------------------------
  * Initialisation.
@@ -127,12 +127,9 @@ const lt_dlsymlist *vr__preloaded(void)
 const char *vr__role_name(unsigned role)
 {
     switch (role) {
-    case VSCHED_ROLE_LOADER:
-        return "loader";
-    case VSCHED_ROLE_EXECUTOR:
-        return "executor";
-    default:
-        return "unknown";
+    case VSCHED_ROLE_LOADER: return "loader";
+    case VSCHED_ROLE_EXECUTOR: return "executor";
+    default: return "unknown";
     }
 }
 
@@ -148,7 +145,7 @@ char *vr__module_name(const char *path)
 {
     const char *slash = strrchr(path, '/');
     char *name = vr_xstrdup(slash != NULL ? slash + 1 : path);
-    static const char *const exts[] = { ".la", ".so", ".a" };
+    static const char *const exts[] = {".la", ".so", ".a"};
     for (size_t i = 0; i < sizeof exts / sizeof *exts; i++) {
         if (vr__has_suffix(name, exts[i]) && strlen(name) > strlen(exts[i])) {
             name[strlen(name) - strlen(exts[i])] = '\0';
@@ -334,9 +331,8 @@ int vr_plugin_check_abi(const char *label, const vsched_plugin *d,
                          "vsched-run speaks ABI %u.%u (major versions must "
                          "match): rebuild the plugin against vsched %u.x "
                          "headers",
-                         label, (unsigned)d->abi_major,
-                         (unsigned)d->abi_minor, host_major, host_minor,
-                         host_major);
+                         label, (unsigned)d->abi_major, (unsigned)d->abi_minor,
+                         host_major, host_minor, host_major);
         return VSCHED_EABI;
     }
     if (d->abi_minor > host_minor) {
@@ -344,9 +340,8 @@ int vr_plugin_check_abi(const char *label, const vsched_plugin *d,
                          "this vsched-run's %u.%u: upgrade vsched-run, or "
                          "rebuild the plugin with "
                          "-DVSCHED_PLUGIN_TARGET_MINOR=%u",
-                         label, (unsigned)d->abi_major,
-                         (unsigned)d->abi_minor, host_major, host_minor,
-                         host_minor);
+                         label, (unsigned)d->abi_major, (unsigned)d->abi_minor,
+                         host_major, host_minor, host_minor);
         return VSCHED_EABI;
     }
     if (d->size < VR_PLUGIN_SIZE_1_0) {
@@ -454,8 +449,8 @@ static int vr_builtin_entry(const char *name, vsched_plugin_entry_fn *entry)
     for (; s->name != NULL && found <= 0; s++) {
         if (s->address == NULL) { /* an originator starts a module */
             char *mod = vr__module_name(s->name);
-            in_module = strcmp(s->name, "@PROGRAM@") != 0 &&
-                        strcmp(mod, name) == 0;
+            in_module =
+                strcmp(s->name, "@PROGRAM@") != 0 && strcmp(mod, name) == 0;
             if (in_module)
                 found = -1;
             free(mod);
@@ -481,7 +476,7 @@ int vr__module_file(const char *base, char **file)
         *file = vr_xstrdup(base);
         return 1;
     }
-    static const char *const exts[] = { ".la", ".so" };
+    static const char *const exts[] = {".la", ".so"};
     for (size_t i = 0; i < sizeof exts / sizeof *exts; i++) {
         char *f = vr_strfmt("%s%s", base, exts[i]);
         if (access(f, F_OK) == 0) {
@@ -509,7 +504,7 @@ int vr__open_file(vr_plugin **out, const char *base, char **err)
         const char *why = lt_dlerror();
         char *dl = vr__dl_reason(file);
         *err = vr_strfmt("cannot load plugin '%s' from %s: %s", label, file,
-                         dl != NULL ? dl
+                         dl != NULL    ? dl
                          : why != NULL ? why
                                        : "unknown libltdl error");
         free(dl);
@@ -521,8 +516,8 @@ int vr__open_file(vr_plugin **out, const char *base, char **err)
     vsched_plugin_entry_fn entry =
         (vsched_plugin_entry_fn)lt_dlsym(h, VSCHED_PLUGIN_ENTRY_SYMBOL);
     const lt_dlinfo *info = lt_dlgetinfo(h);
-    const char *loaded = info != NULL && info->filename ? info->filename
-                                                        : file;
+    const char *loaded =
+        info != NULL && info->filename ? info->filename : file;
     char *origin = realpath(loaded, NULL);
     if (origin == NULL)
         origin = vr_xstrdup(loaded);
@@ -638,7 +633,7 @@ int vr_plugin_open(vr_plugin **out, const char *name, const vr_config *cfg,
         return VSCHED_EABI;
     }
 
-    vr__strv dirs = { 0 };
+    vr__strv dirs = {0};
     vr__search_dirs(&dirs, cfg);
     int rc = 1;
     for (size_t i = 0; i < dirs.n && rc == 1; i++) {

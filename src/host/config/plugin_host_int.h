@@ -35,11 +35,11 @@ struct vr__instance;
  * closed from one thread; the descriptor is read-only and may be read by
  * any thread while the plugin is open. */
 struct vr_plugin {
-    lt_dlhandle handle;              /* NULL for a built-in */
-    const vsched_plugin *desc;       /* checked */
-    char *label;                     /* module name, used in every message */
-    char *origin;                    /* "built-in" or the loaded file */
-    struct vr__instance *instances;  /* live instances (plugin_instance.c) */
+    lt_dlhandle handle;             /* NULL for a built-in */
+    const vsched_plugin *desc;      /* checked */
+    char *label;                    /* module name, used in every message */
+    char *origin;                   /* "built-in" or the loaded file */
+    struct vr__instance *instances; /* live instances (plugin_instance.c) */
 };
 
 /* A growable list of heap strings, owned by the list. Zero-initialise
@@ -99,11 +99,11 @@ int vr__open_file(vr_plugin **out, const char *base, char **err);
  * until destroy); a leaf lock, nothing is called while it is held. */
 typedef struct vr__cfgx {
     pthread_mutex_t lock;
-    char **profiles;             /* NAME of each [profile.NAME], heap */
+    char **profiles; /* NAME of each [profile.NAME], heap */
     size_t n_profiles;
-    struct vr_words *lists;      /* get_list results, kept until destroy */
+    struct vr_words *lists;          /* get_list results, kept until destroy */
     char *blame_section, *blame_key; /* the key create()'s error is about */
-    char *scratch;               /* "profile.NAME" of the last lookup */
+    char *scratch;                   /* "profile.NAME" of the last lookup */
 } vr__cfgx;
 /* Fill c's 1.1 members (host version, profiles of cfg, getters, blame)
  * backed by x; release with vr__cfgx_free. */

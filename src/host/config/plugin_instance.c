@@ -70,8 +70,8 @@ static void vr_ctx_diag(const vsched_ctx *ctx, vsched_severity sev,
                         const char *file, unsigned line, const char *message)
 {
     const char *label = ctx->host;
-    char *who = label != NULL ? vr_strfmt("plugin '%s'", label)
-                              : vr_xstrdup("plugin");
+    char *who =
+        label != NULL ? vr_strfmt("plugin '%s'", label) : vr_xstrdup("plugin");
     if (message == NULL)
         message = "";
     if (file != NULL && line != 0)
@@ -137,8 +137,8 @@ static void vr_instance_put(vr_instance *w, const char *section,
     kv->value = value;
 }
 
-static const vr_kv *vr_instance_find(const vr_instance *w,
-                                     const char *section, const char *key)
+static const vr_kv *vr_instance_find(const vr_instance *w, const char *section,
+                                     const char *key)
 {
     for (size_t i = 0; i < w->n_kv; i++)
         if (strcmp(w->kv[i].section, section) == 0 &&
@@ -193,8 +193,7 @@ static char *vr_resolve(const vsched_key *k, const char *value,
     return vr_xstrdup(value);
 }
 
-static const vsched_key *vr_schema_key(const vsched_plugin *d,
-                                       const char *key)
+static const vsched_key *vr_schema_key(const vsched_plugin *d, const char *key)
 {
     for (size_t i = 0; i < d->n_schema; i++)
         if (strcmp(d->schema[i].name, key) == 0)
@@ -233,9 +232,9 @@ static vr_instance *vr_instance_new(const vsched_plugin *d,
                                   ? vr_schema_key(d, e[i].key)
                                   : NULL;
         const char *v = vr_config_get(cfg, e[i].section, e[i].key);
-        vr_instance_put(w, e[i].section, e[i].key,
-                        vr_resolve(k, v != NULL ? v : e[i].value,
-                                   w->config_dir));
+        vr_instance_put(
+            w, e[i].section, e[i].key,
+            vr_resolve(k, v != NULL ? v : e[i].value, w->config_dir));
     }
 
     w->cfg.size = sizeof(vsched_config);
@@ -253,7 +252,7 @@ static int vr_validate(const vr_plugin *p, unsigned role, const vr_config *cfg,
                        const char *section, char **err)
 {
     const vsched_plugin *d = p->desc;
-    static const char *const ignore[] = { "plugin", NULL };
+    static const char *const ignore[] = {"plugin", NULL};
     int rc = vr_schema_validate(cfg, section, d->schema, d->n_schema, ignore,
                                 0, err);
     if (rc != 0 || role != VSCHED_ROLE_EXECUTOR)
@@ -331,12 +330,12 @@ int vr_plugin_instantiate(vr_plugin *p, unsigned role, const vr_config *cfg,
         const char *why = errmsg != NULL && errmsg[0] != '\0'
                               ? errmsg
                               : vsched_strerror(rc < 0 ? rc : VSCHED_EERR);
-        char *where = w->x.blame_section != NULL && w->x.blame_key != NULL &&
-                              vr_config_get(cfg, w->x.blame_section,
-                                            w->x.blame_key) != NULL
-                          ? vr_schema_where(cfg, w->x.blame_section,
-                                            w->x.blame_key)
-                          : vr_create_where(cfg, d->name, why);
+        char *where =
+            w->x.blame_section != NULL && w->x.blame_key != NULL &&
+                    vr_config_get(cfg, w->x.blame_section, w->x.blame_key) !=
+                        NULL
+                ? vr_schema_where(cfg, w->x.blame_section, w->x.blame_key)
+                : vr_create_where(cfg, d->name, why);
         *err = vr_strfmt("%splugin '%s': cannot create %s: %s", where,
                          p->label, vr__role_name(role), why);
         free(where);

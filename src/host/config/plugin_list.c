@@ -73,9 +73,8 @@ static void vr_dir_modules(vr__strv *mods, const char *dir)
  * VSCHED_EIO when writing to `out` failed. */
 int vr_plugin_list(FILE *out, const vr_config *cfg)
 {
-    vr__strv seen = { 0 };
-    for (const lt_dlsymlist *s = vr__preloaded(); s != NULL && s->name;
-         s++) {
+    vr__strv seen = {0};
+    for (const lt_dlsymlist *s = vr__preloaded(); s != NULL && s->name; s++) {
         if (s->address != NULL || strcmp(s->name, "@PROGRAM@") == 0)
             continue;
         char *mod = vr__module_name(s->name);
@@ -85,16 +84,16 @@ int vr_plugin_list(FILE *out, const vr_config *cfg)
             vr_list_line(out, p);
             vr_plugin_close(p);
         } else {
-            fprintf(out, "%-14s %-10s %-17s %s  unusable: %s\n", mod, "-",
-                    "-", "built-in", err);
+            fprintf(out, "%-14s %-10s %-17s %s  unusable: %s\n", mod, "-", "-",
+                    "built-in", err);
         }
         free(err);
         vr__strv_add_unique(&seen, mod);
     }
-    vr__strv dirs = { 0 };
+    vr__strv dirs = {0};
     vr__search_dirs(&dirs, cfg);
     for (size_t i = 0; i < dirs.n; i++) {
-        vr__strv mods = { 0 };
+        vr__strv mods = {0};
         vr_dir_modules(&mods, dirs.v[i]);
         for (size_t j = 0; j < mods.n; j++) {
             size_t before = seen.n;
@@ -112,8 +111,8 @@ int vr_plugin_list(FILE *out, const vr_config *cfg)
                 char *file = NULL;
                 if (!vr__module_file(base, &file))
                     file = vr_xstrdup(base);
-                fprintf(out, "%-14s %-10s %-17s %s  unusable: %s\n",
-                        mods.v[j], "-", "-", file, err);
+                fprintf(out, "%-14s %-10s %-17s %s  unusable: %s\n", mods.v[j],
+                        "-", "-", file, err);
                 free(file);
             }
             free(err);
@@ -129,16 +128,11 @@ int vr_plugin_list(FILE *out, const vr_config *cfg)
 static const char *vr_type_name(vsched_key_type t)
 {
     switch (t) {
-    case VSCHED_KEY_STRING:
-        return "string";
-    case VSCHED_KEY_INT:
-        return "int";
-    case VSCHED_KEY_BOOL:
-        return "bool";
-    case VSCHED_KEY_PATH:
-        return "path";
-    case VSCHED_KEY_LIST:
-        return "list";
+    case VSCHED_KEY_STRING: return "string";
+    case VSCHED_KEY_INT: return "int";
+    case VSCHED_KEY_BOOL: return "bool";
+    case VSCHED_KEY_PATH: return "path";
+    case VSCHED_KEY_LIST: return "list";
     }
     return "?";
 }

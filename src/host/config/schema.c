@@ -25,10 +25,14 @@
 
 /* ---- host key tables ------------------------------------------------- */
 
-#define VR_INT(name, dflt, lo, hi, flags, help) \
-    { name, VSCHED_KEY_INT, dflt, help, lo, hi, flags }
-#define VR_KEY(name, type, dflt, flags, help) \
-    { name, type, dflt, help, 0, 0, flags }
+#define VR_INT(name, dflt, lo, hi, flags, help)                               \
+    {                                                                         \
+        name, VSCHED_KEY_INT, dflt, help, lo, hi, flags                       \
+    }
+#define VR_KEY(name, type, dflt, flags, help)                                 \
+    {                                                                         \
+        name, type, dflt, help, 0, 0, flags                                   \
+    }
 
 const vsched_key vr_schema_vsched[] = {
     VR_INT("cpu_threads", "0", 0, 1024, 0,
@@ -139,8 +143,8 @@ size_t vr_schema_distance(const char *a, const char *b)
                 d = prev[j] + 1;
             if (cur[j - 1] + 1 < d)
                 d = cur[j - 1] + 1;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]
-                && pp[j - 2] + 1 < d)
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+                a[i - 2] == b[j - 1] && pp[j - 2] + 1 < d)
                 d = pp[j - 2] + 1;
             cur[j] = d;
         }
@@ -212,8 +216,8 @@ int vr_schema_parse_int(const char *s, long long *v)
  * anything else including NULL. */
 int vr_schema_bool(const char *value)
 {
-    static const char *const yes[] = { "true", "yes", "on", "1" };
-    static const char *const no[] = { "false", "no", "off", "0" };
+    static const char *const yes[] = {"true", "yes", "on", "1"};
+    static const char *const no[] = {"false", "no", "off", "0"};
     if (value == NULL)
         return -1;
     for (size_t i = 0; i < 4; i++) {
@@ -248,8 +252,8 @@ static int vr_check_value(const vr_config *cfg, const char *section,
         r = vr_schema_parse_int(v, &n);
         if (r < 0)
             return vr_error(err, cfg, section, k->name,
-                            "[%s] %s: expected an integer, got '%s'",
-                            section, k->name, v);
+                            "[%s] %s: expected an integer, got '%s'", section,
+                            k->name, v);
         lo = k->min;
         hi = k->max;
         if (lo == 0 && hi == 0) { /* no range given */
@@ -258,8 +262,8 @@ static int vr_check_value(const vr_config *cfg, const char *section,
         }
         if (r > 0 || n < lo || n > hi)
             return vr_error(err, cfg, section, k->name,
-                            "[%s] %s: %s is out of range %lld..%lld",
-                            section, k->name, v, lo, hi);
+                            "[%s] %s: %s is out of range %lld..%lld", section,
+                            k->name, v, lo, hi);
         return 0;
     case VSCHED_KEY_BOOL:
         if (vr_schema_bool(v) < 0)
@@ -276,8 +280,7 @@ static int vr_check_value(const vr_config *cfg, const char *section,
         return 0;
     case VSCHED_KEY_STRING:
     case VSCHED_KEY_LIST:
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -296,9 +299,9 @@ static int vr_accepted(const vsched_key *k, int per_profile)
 
 /* The unknown-key error: a close name, or every accepted key. */
 static int vr_unknown_key(const vr_config *cfg, const char *section,
-                          const char *key, const vsched_key *schema,
-                          size_t n, const char *const *ignore,
-                          int per_profile, char **err)
+                          const char *key, const vsched_key *schema, size_t n,
+                          const char *const *ignore, int per_profile,
+                          char **err)
 {
     for (const char *const *i = ignore; i != NULL && *i != NULL; i++)
         if (vr_close(key, *i))
@@ -306,8 +309,8 @@ static int vr_unknown_key(const vr_config *cfg, const char *section,
                             "unknown key '%s' in [%s]; did you mean '%s'?",
                             key, section, *i);
     for (size_t i = 0; i < n; i++)
-        if (vr_accepted(&schema[i], per_profile)
-            && vr_close(key, schema[i].name))
+        if (vr_accepted(&schema[i], per_profile) &&
+            vr_close(key, schema[i].name))
             return vr_error(err, cfg, section, key,
                             "unknown key '%s' in [%s]; did you mean '%s'?",
                             key, section, schema[i].name);
@@ -323,13 +326,14 @@ static int vr_unknown_key(const vr_config *cfg, const char *section,
     for (size_t i = 0; i < n; i++)
         if (vr_accepted(&schema[i], per_profile))
             strcat(strcat(list, list[0] ? ", " : ""), schema[i].name);
-    int rc = list[0]
-        ? vr_error(err, cfg, section, key,
-                   "unknown key '%s' in [%s]; accepted keys: %s", key,
-                   section, list)
-        : vr_error(err, cfg, section, key,
-                   "unknown key '%s' in [%s]; this section accepts no keys",
-                   key, section);
+    int rc =
+        list[0] ? vr_error(err, cfg, section, key,
+                           "unknown key '%s' in [%s]; accepted keys: %s", key,
+                           section, list)
+                : vr_error(
+                      err, cfg, section, key,
+                      "unknown key '%s' in [%s]; this section accepts no keys",
+                      key, section);
     free(list);
     return rc;
 }
@@ -348,8 +352,7 @@ static const vsched_key *vr_lookup(const vsched_key *schema, size_t n,
  * enforced in per_profile mode (profiles only override). */
 int vr_schema_validate(const vr_config *cfg, const char *section,
                        const vsched_key *schema, size_t n,
-                       const char *const *ignore, int per_profile,
-                       char **err)
+                       const char *const *ignore, int per_profile, char **err)
 {
     *err = NULL;
     size_t ne, nall;
@@ -384,12 +387,12 @@ int vr_schema_validate(const vr_config *cfg, const char *section,
                             section, schema[i].name);
     }
     for (size_t i = 0; i < n; i++) {
-        if (!(schema[i].flags & VSCHED_KEY_REQUIRED)
-            || vr_config_get(cfg, section, schema[i].name) != NULL)
+        if (!(schema[i].flags & VSCHED_KEY_REQUIRED) ||
+            vr_config_get(cfg, section, schema[i].name) != NULL)
             continue;
         if (!vr_config_has_section(cfg, section)) {
-            *err = vr_strfmt("%s: missing section [%s]",
-                             vr_config_path(cfg), section);
+            *err = vr_strfmt("%s: missing section [%s]", vr_config_path(cfg),
+                             section);
             return VSCHED_ECONFIG;
         }
         return vr_error(err, cfg, section, NULL,
@@ -401,12 +404,11 @@ int vr_schema_validate(const vr_config *cfg, const char *section,
 
 /* ---- the whole file -------------------------------------------------- */
 
-static const char *const vr_fixed_sections[] = { "vsched", "loader",
-                                                 "executor", "batch",
-                                                 "cache", "watch" };
+static const char *const vr_fixed_sections[] = {"vsched", "loader", "executor",
+                                                "batch",  "cache",  "watch"};
 #define VR_N_FIXED (sizeof vr_fixed_sections / sizeof vr_fixed_sections[0])
-static const char *const vr_named_sections[] = { "profile", "resource",
-                                                 "target" };
+static const char *const vr_named_sections[] = {"profile", "resource",
+                                                "target"};
 #define VR_N_NAMED (sizeof vr_named_sections / sizeof vr_named_sections[0])
 
 /* NAME of [profile.NAME] / [resource.NAME]: non-empty, [A-Za-z0-9_.-]. */
@@ -514,26 +516,26 @@ int vr_schema_validate_host(const vr_config *cfg, char **err)
     memcpy(batch, vr_schema_batch, sizeof batch);
     if (targets)
         batch[0].flags &= ~(unsigned)VSCHED_KEY_REQUIRED;
-    if (vr_check_plugin_section(cfg, "loader", err) != 0
-        || vr_check_plugin_section(cfg, "executor", err) != 0
-        || vr_schema_validate(cfg, "vsched", vr_schema_vsched,
-                              vr_schema_vsched_n, NULL, 0, err) != 0
-        || vr_schema_validate(cfg, "batch", batch, vr_schema_batch_n, NULL,
-                              0, err) != 0
-        || vr_schema_validate(cfg, "cache", vr_schema_cache,
-                              vr_schema_cache_n, NULL, 0, err) != 0
-        || vr_schema_validate(cfg, "watch", vr_schema_watch,
-                              vr_schema_watch_n, NULL, 0, err) != 0)
+    if (vr_check_plugin_section(cfg, "loader", err) != 0 ||
+        vr_check_plugin_section(cfg, "executor", err) != 0 ||
+        vr_schema_validate(cfg, "vsched", vr_schema_vsched, vr_schema_vsched_n,
+                           NULL, 0, err) != 0 ||
+        vr_schema_validate(cfg, "batch", batch, vr_schema_batch_n, NULL, 0,
+                           err) != 0 ||
+        vr_schema_validate(cfg, "cache", vr_schema_cache, vr_schema_cache_n,
+                           NULL, 0, err) != 0 ||
+        vr_schema_validate(cfg, "watch", vr_schema_watch, vr_schema_watch_n,
+                           NULL, 0, err) != 0)
         return VSCHED_ECONFIG;
     for (size_t i = 0; i < ns; i++)
-        if (strncmp(names[i], "resource.", 9) == 0
-            && vr_schema_validate(cfg, names[i], vr_schema_resource,
-                                  vr_schema_resource_n, NULL, 0, err) != 0)
+        if (strncmp(names[i], "resource.", 9) == 0 &&
+            vr_schema_validate(cfg, names[i], vr_schema_resource,
+                               vr_schema_resource_n, NULL, 0, err) != 0)
             return VSCHED_ECONFIG;
     for (size_t i = 0; i < ns; i++)
-        if (strncmp(names[i], "target.", 7) == 0
-            && vr_schema_validate(cfg, names[i], vr_schema_target,
-                                  vr_schema_target_n, NULL, 0, err) != 0)
+        if (strncmp(names[i], "target.", 7) == 0 &&
+            vr_schema_validate(cfg, names[i], vr_schema_target,
+                               vr_schema_target_n, NULL, 0, err) != 0)
             return VSCHED_ECONFIG;
     return 0;
 }

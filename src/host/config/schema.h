@@ -22,8 +22,7 @@
  * *err = "FILE:LINE: message" (caller frees). */
 int vr_schema_validate(const vr_config *cfg, const char *section,
                        const vsched_key *schema, size_t n,
-                       const char *const *ignore, int per_profile,
-                       char **err);
+                       const char *const *ignore, int per_profile, char **err);
 
 /* Validate the whole file: only known sections (vsched, loader, executor,
  * batch, cache, profile.NAME, resource.NAME, target.NAME; "did you mean"

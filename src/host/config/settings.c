@@ -23,22 +23,16 @@ int vr_settings_parse_size(const char *text, uint64_t *bytes)
     unsigned long long v = strtoull(text, &end, 10);
     unsigned shift = 0;
     switch (*end) {
-    case '\0':
-        break;
-    case 'k': case 'K':
-        shift = 10;
-        break;
-    case 'm': case 'M':
-        shift = 20;
-        break;
-    case 'g': case 'G':
-        shift = 30;
-        break;
-    case 't': case 'T':
-        shift = 40;
-        break;
-    default:
-        return VSCHED_EINVAL;
+    case '\0': break;
+    case 'k':
+    case 'K': shift = 10; break;
+    case 'm':
+    case 'M': shift = 20; break;
+    case 'g':
+    case 'G': shift = 30; break;
+    case 't':
+    case 'T': shift = 40; break;
+    default: return VSCHED_EINVAL;
     }
     if (*end != '\0' && end[1] != '\0')
         return VSCHED_EINVAL;
@@ -78,28 +72,25 @@ static void vr_free_words(char **v, size_t n)
 static void vr_read_vsched(vr_settings *s, const vr_config *cfg)
 {
     const char *dir = vr_config_dir(cfg);
-    s->cpu_threads = (unsigned)vr_schema_int(cfg, "vsched", "cpu_threads",
-                                             0);
+    s->cpu_threads = (unsigned)vr_schema_int(cfg, "vsched", "cpu_threads", 0);
     s->io_threads = (unsigned)vr_schema_int(cfg, "vsched", "io_threads", 2);
-    s->coordinator_threads = (unsigned)vr_schema_int(
-        cfg, "vsched", "coordinator_threads", 2);
-    s->inbox_capacity = (size_t)vr_schema_int(cfg, "vsched",
-                                              "inbox_capacity", 1024);
-    s->ready_capacity = (size_t)vr_schema_int(cfg, "vsched",
-                                              "ready_capacity", 64);
+    s->coordinator_threads =
+        (unsigned)vr_schema_int(cfg, "vsched", "coordinator_threads", 2);
+    s->inbox_capacity =
+        (size_t)vr_schema_int(cfg, "vsched", "inbox_capacity", 1024);
+    s->ready_capacity =
+        (size_t)vr_schema_int(cfg, "vsched", "ready_capacity", 64);
     const char *sd = vr_config_get(cfg, "vsched", "state_dir");
-    s->state_dir = vr_path_join(dir, sd != NULL && sd[0] != '\0'
-                                         ? sd
-                                         : ".vsched");
+    s->state_dir =
+        vr_path_join(dir, sd != NULL && sd[0] != '\0' ? sd : ".vsched");
 }
 
 /* [loader] and [executor]: the plugin names and the loader's root. */
 static void vr_read_plugins(vr_settings *s, const vr_config *cfg)
 {
-    s->loader_plugin = vr_dup_or_null(vr_config_get(cfg, "loader",
-                                                    "plugin"));
-    s->executor_plugin = vr_dup_or_null(vr_config_get(cfg, "executor",
-                                                      "plugin"));
+    s->loader_plugin = vr_dup_or_null(vr_config_get(cfg, "loader", "plugin"));
+    s->executor_plugin =
+        vr_dup_or_null(vr_config_get(cfg, "executor", "plugin"));
     const char *root = vr_config_get(cfg, "loader", "root");
     if (root != NULL) {
         s->loader_root = vr_path_join(vr_config_dir(cfg), root);
@@ -127,8 +118,7 @@ static void vr_read_batch(vr_settings *s, const vr_config *cfg)
 /* [watch]: the settle window and the polling interval of --watch. */
 static void vr_read_watch(vr_settings *s, const vr_config *cfg)
 {
-    s->watch_settle_ms =
-        (unsigned)vr_schema_int(cfg, "watch", "settle_ms", 5);
+    s->watch_settle_ms = (unsigned)vr_schema_int(cfg, "watch", "settle_ms", 5);
     s->watch_poll_ms =
         (unsigned)vr_schema_int(cfg, "watch", "poll_interval_ms", 500);
 }
@@ -139,8 +129,8 @@ static int vr_read_cache(vr_settings *s, const vr_config *cfg, char **err)
 {
     const char *ms = vr_config_get(cfg, "cache", "max_size");
     s->cache_max_bytes = 2ull << 30;
-    if (ms != NULL && vr_settings_parse_size(ms, &s->cache_max_bytes) !=
-                          VSCHED_OK) {
+    if (ms != NULL &&
+        vr_settings_parse_size(ms, &s->cache_max_bytes) != VSCHED_OK) {
         unsigned line = vr_config_line(cfg, "cache", "max_size");
         *err = vr_config_from_set(cfg, "cache", "max_size")
                    ? vr_strfmt("--set: [cache] max_size: expected a size "

@@ -40,16 +40,16 @@ typedef struct vr_resource_setting {
 
 typedef struct vr_settings {
     /* Where the values came from, for messages about them. */
-    char *path;                 /* the INI file as given */
-    unsigned inputs_line;       /* line of [batch] inputs (0: --set only) */
+    char *path;           /* the INI file as given */
+    unsigned inputs_line; /* line of [batch] inputs (0: --set only) */
 
     /* [vsched] */
-    unsigned cpu_threads;       /* 0: one per online CPU */
+    unsigned cpu_threads; /* 0: one per online CPU */
     unsigned io_threads;
     unsigned coordinator_threads;
     size_t inbox_capacity;
     size_t ready_capacity;
-    char *state_dir;            /* absolute; default INI_DIR/.vsched */
+    char *state_dir; /* absolute; default INI_DIR/.vsched */
 
     /* [loader] and [executor]: the plugin names. */
     char *loader_plugin;
@@ -62,20 +62,20 @@ typedef struct vr_settings {
     int loader_root_empty;
 
     /* [batch] */
-    char **inputs;              /* the patterns, split on blanks */
+    char **inputs; /* the patterns, split on blanks */
     size_t n_inputs;
-    char **profiles;            /* [batch] profiles, else "release" */
+    char **profiles; /* [batch] profiles, else "release" */
     size_t n_profiles;
-    char *link;                 /* [batch] link, or NULL when unset/empty */
-    long keep_going;            /* stop after N failures; 0 = never */
+    char *link;      /* [batch] link, or NULL when unset/empty */
+    long keep_going; /* stop after N failures; 0 = never */
 
     /* [cache] */
-    uint64_t cache_max_bytes;   /* max_size; 0 turns the cache off */
-    char *cache_dir;            /* absolute; NULL when the cache is off */
+    uint64_t cache_max_bytes; /* max_size; 0 turns the cache off */
+    char *cache_dir;          /* absolute; NULL when the cache is off */
 
     /* [watch] (--watch) */
-    unsigned watch_settle_ms;   /* settle_ms: quiet time before a rebuild */
-    unsigned watch_poll_ms;     /* poll_interval_ms: polling fallback */
+    unsigned watch_settle_ms; /* settle_ms: quiet time before a rebuild */
+    unsigned watch_poll_ms;   /* poll_interval_ms: polling fallback */
 
     /* [resource.NAME] sections, in file order. */
     vr_resource_setting *resources;

@@ -42,25 +42,25 @@ typedef enum vr_target_kind {
 typedef struct vr_target {
     char *name;
     vr_target_kind kind;
-    int implicit;            /* from [batch] link */
+    int implicit; /* from [batch] link */
     char **inputs, **exclude;
     size_t n_inputs, n_exclude;
-    char *inputs_where;      /* "FILE:LINE: " or "--set: " of inputs */
-    size_t *link_with;       /* indices of the targets, in order */
+    char *inputs_where; /* "FILE:LINE: " or "--set: " of inputs */
+    size_t *link_with;  /* indices of the targets, in order */
     size_t n_link_with;
-    uint64_t salt;           /* hash of kind, output, ldflags, libs and
+    uint64_t salt;   /* hash of kind, output, ldflags, libs and
                                 link_with: folded into the job's key;
                                 0 for the shorthand */
-    char **variants;         /* per profile of vr_targets.profiles: the
+    char **variants; /* per profile of vr_targets.profiles: the
                                 profile its objects build in */
 } vr_target;
 
 typedef struct vr_targets {
     vr_target *v;
     size_t n;
-    char **profiles;         /* the profiles varied (copies) */
+    char **profiles; /* the profiles varied (copies) */
     size_t n_profiles;
-    char **extra;            /* variant profile names made, in order */
+    char **extra; /* variant profile names made, in order */
     size_t n_extra;
 } vr_targets;
 

@@ -77,8 +77,9 @@ static char *pt_publish(pt_run *r, const char *op, vsched_artifact_out *out,
         free(d1);
         free(d2);
         if (!same)
-            pt_violation(r, "%s: tmp_path '%s' is not in the directory of "
-                            "path '%s' (the rename would not be atomic)",
+            pt_violation(r,
+                         "%s: tmp_path '%s' is not in the directory of "
+                         "path '%s' (the rename would not be atomic)",
                          op, out->tmp_path, out->path);
         if (access(out->tmp_path, F_OK) != 0) {
             pt_violation(r, "%s: tmp_path '%s' does not exist", op,
@@ -110,14 +111,16 @@ static void pt_out_deps(pt_run *r, vsched_artifact_out *out, const char *op)
         const char *d = out->deps[i];
         if (d == NULL || d[0] == '\0' || d[0] == '/') {
             pt_violation(r, "%s: deps[%zu] is %s", op, i,
-                         d == NULL ? "NULL" : d[0] == '\0' ? "empty"
-                                                           : "absolute");
+                         d == NULL      ? "NULL"
+                         : d[0] == '\0' ? "empty"
+                                        : "absolute");
         } else {
             pt_say(r, "%s read: %s", op, d);
             char *canon = pt_realpath(r, d, 0);
             if (canon != NULL && strcmp(canon, d) != 0)
-                pt_warning(r, "%s: '%s' is not canonical (the loader's "
-                              "realpath says '%s')",
+                pt_warning(r,
+                           "%s: '%s' is not canonical (the loader's "
+                           "realpath says '%s')",
                            op, d, canon);
             free(canon);
         }
@@ -128,8 +131,7 @@ static void pt_out_deps(pt_run *r, vsched_artifact_out *out, const char *op)
     out->n_deps = 0;
 }
 
-static void pt_out_release(pt_run *r, vsched_artifact_out *out,
-                           const char *op)
+static void pt_out_release(pt_run *r, vsched_artifact_out *out, const char *op)
 {
     char what[64];
     pt_out_deps(r, out, op);
@@ -148,15 +150,15 @@ void pt_artifact(pt_run *r, pt_file *f, size_t p)
     char op[128];
     snprintf(op, sizeof op, "artifact[%s]", profile);
     const vsched_executor_ops *x = r->xops;
-    int closure = VSCHED_HAS_FIELD(x, vsched_executor_ops,
-                                   artifact_blockers) &&
-                  x->artifact_blockers == VSCHED_BLOCKERS_CLOSURE;
+    int closure =
+        VSCHED_HAS_FIELD(x, vsched_executor_ops, artifact_blockers) &&
+        x->artifact_blockers == VSCHED_BLOCKERS_CLOSURE;
     size_t nb = 0;
     char *fname = vr_xstrdup(f->name);
     vsched_blocker_in *blk = pt_blockers(r, fname, closure, &nb);
     free(fname);
-    vsched_artifact_in in = {f->name, profile, f->snapshot, f->analysis_hash,
-                             sizeof in, blk, nb};
+    vsched_artifact_in in = {f->name,   profile, f->snapshot, f->analysis_hash,
+                             sizeof in, blk,     nb};
     vsched_artifact_out out = {0};
     int rc = r->xops->artifact(r->xinst, &r->ctx, &in, &out);
     free(blk);
@@ -171,7 +173,7 @@ void pt_artifact(pt_run *r, pt_file *f, size_t p)
     char *path = pt_publish(r, op, &out, &prc);
     char *detail = vr_strfmt("%s (%s) artifact_hash=0x%016llx",
                              path != NULL ? path : "no file",
-                             out.path == NULL ? "nothing written"
+                             out.path == NULL       ? "nothing written"
                              : out.tmp_path != NULL ? "via tmp_path"
                                                     : "from bytes",
                              (unsigned long long)out.artifact_hash);
@@ -200,8 +202,9 @@ static void pt_command_check(pt_run *r, const pt_file *f, size_t p,
         pt_violation(r, "%s: argv does not hold argc strings and a NULL", op);
     if (c->argc > 0 && (!pt_absolute(c->directory) || !pt_absolute(c->file) ||
                         !pt_absolute(c->output)))
-        pt_violation(r, "%s: directory, file and output must be absolute "
-                        "paths",
+        pt_violation(r,
+                     "%s: directory, file and output must be absolute "
+                     "paths",
                      op);
     const char *made = f->artifacts[p];
     if (c->argc > 0 && made != NULL && c->output != NULL &&
@@ -225,11 +228,11 @@ void pt_command(pt_run *r, const pt_file *f, size_t p)
     if (pt_classify(r, f->name, kind, sizeof kind) != 0)
         return;
     vsched_command_out c = {0};
-    int rc = r->xops->command(r->xinst, &r->ctx, f->name, kind,
-                              r->profiles[p], &c);
-    char *detail = vr_strfmt("%zu arguments%s%s", c.argc,
-                             c.argc > 0 ? ", output " : "",
-                             c.argc > 0 && c.output ? c.output : "");
+    int rc =
+        r->xops->command(r->xinst, &r->ctx, f->name, kind, r->profiles[p], &c);
+    char *detail =
+        vr_strfmt("%zu arguments%s%s", c.argc, c.argc > 0 ? ", output " : "",
+                  c.argc > 0 && c.output ? c.output : "");
     pt_outcome(r, op, rc, rc == 0 ? detail : NULL);
     free(detail);
     if (rc == 0)
@@ -259,14 +262,14 @@ void pt_job(pt_run *r)
         snprintf(op, sizeof op, "job[%s %s %s]", kind, colon + 1,
                  r->profiles[p]);
         if (r->xops->job == NULL ||
-            r->xops->size < offsetof(vsched_executor_ops, job) +
-                                sizeof r->xops->job) {
+            r->xops->size <
+                offsetof(vsched_executor_ops, job) + sizeof r->xops->job) {
             pt_say(r, "%s: not provided (the optional operation is NULL)", op);
             free(inputs);
             continue;
         }
-        vsched_job_in in = {kind, colon + 1, r->profiles[p], inputs, n,
-                            sizeof in};
+        vsched_job_in in = {kind,   colon + 1, r->profiles[p],
+                            inputs, n,         sizeof in};
         vsched_artifact_out out = {0};
         int rc = r->xops->job(r->xinst, &r->ctx, &in, &out);
         if (rc == 0) {

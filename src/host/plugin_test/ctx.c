@@ -54,8 +54,9 @@ int pt_outcome(pt_run *r, const char *op, int rc, const char *detail)
         return 0;
     }
     if (rc > 0 || strcmp(vsched_errname(rc), "VSCHED_E?") == 0) {
-        pt_violation(r, "%s returned %d, which is neither 0 nor a "
-                        "VSCHED_E* status",
+        pt_violation(r,
+                     "%s returned %d, which is neither 0 nor a "
+                     "VSCHED_E* status",
                      op, rc);
         rc = VSCHED_EERR;
     }

@@ -47,8 +47,9 @@ static void pt_check_names(pt_run *r, char **v, size_t n, const char *what)
                v[i]);
         char *canon = pt_realpath(r, v[i], 0);
         if (canon != NULL && strcmp(canon, v[i]) != 0)
-            pt_warning(r, "%s '%s' is not canonical (the loader's realpath "
-                          "says '%s'): the host would track two files",
+            pt_warning(r,
+                       "%s '%s' is not canonical (the loader's realpath "
+                       "says '%s'): the host would track two files",
                        strcmp(what, "deps") == 0 ? "dep" : "blocker", v[i],
                        canon);
         free(canon);
@@ -72,8 +73,8 @@ static int pt_source(pt_run *r, pt_file *f, const char *kind,
                      const char *bytes, size_t len)
 {
     vsched_source_out out = {0}, again = {0};
-    int rc = r->xops->source(r->xinst, &r->ctx, f->name, kind, bytes, len,
-                             &out);
+    int rc =
+        r->xops->source(r->xinst, &r->ctx, f->name, kind, bytes, len, &out);
     char detail[64];
     snprintf(detail, sizeof detail, "content_hash=0x%016llx",
              (unsigned long long)out.content_hash);
@@ -83,12 +84,13 @@ static int pt_source(pt_run *r, pt_file *f, const char *kind,
     f->have_snapshot = 1;
     f->content_hash = out.content_hash;
     r->quiet_diags = 1;
-    int rc2 = r->xops->source(r->xinst, &r->ctx, f->name, kind, bytes, len,
-                              &again);
+    int rc2 =
+        r->xops->source(r->xinst, &r->ctx, f->name, kind, bytes, len, &again);
     r->quiet_diags = 0;
     if (rc2 != 0 || again.content_hash != out.content_hash)
-        pt_violation(r, "source is not repeatable: a second call on the same "
-                        "bytes gave %s",
+        pt_violation(r,
+                     "source is not repeatable: a second call on the same "
+                     "bytes gave %s",
                      rc2 != 0 ? vsched_errname(rc2) : "another content hash");
     if (rc2 == 0 && again.snapshot != NULL)
         r->xops->snapshot_free(r->xinst, again.snapshot);
@@ -105,7 +107,6 @@ static int pt_source(pt_run *r, pt_file *f, const char *kind,
     pt_check_names(r, f->deps.blockers, f->deps.n_blockers, "blockers");
     return 0;
 }
-
 
 /* Analysis hashes of f's blockers into a heap array (NULL when none), or
  * NULL with *rc set when a blocker fails. */
@@ -124,12 +125,16 @@ static uint64_t *pt_blocker_hashes(pt_run *r, pt_file *f, int *rc)
         f = pt_file_get(r, name); /* the array may have moved */
         r->current = f->name;     /* pt_prepare moved on to the blocker */
         if (st == 1) {
-            pt_say(r, "analysis: failed VSCHED_ECYCLE (blocker cycle "
-                      "through '%s')", b);
+            pt_say(r,
+                   "analysis: failed VSCHED_ECYCLE (blocker cycle "
+                   "through '%s')",
+                   b);
             *rc = VSCHED_ECYCLE;
         } else if (st != 0) {
-            pt_say(r, "analysis: failed VSCHED_EDEPFAIL (blocker '%s' "
-                      "failed)", b);
+            pt_say(r,
+                   "analysis: failed VSCHED_EDEPFAIL (blocker '%s' "
+                   "failed)",
+                   b);
             *rc = VSCHED_EDEPFAIL;
         } else {
             h[i] = bf->analysis_hash;
@@ -196,8 +201,9 @@ static int pt_analysis(pt_run *r, const char *name)
     size_t nb = 0;
     vsched_blocker_in *blk = pt_blockers(r, name, 0, &nb);
     f = pt_file_get(r, name);
-    vsched_analysis_in in = {f->name, f->snapshot, f->content_hash, bh,
-                             f->deps.n_blockers, sizeof in, blk};
+    vsched_analysis_in in = {f->name, f->snapshot,        f->content_hash,
+                             bh,      f->deps.n_blockers, sizeof in,
+                             blk};
     uint64_t hash = 0, again = 0;
     rc = r->xops->analysis(r->xinst, &r->ctx, &in, &hash);
     char detail[64];
@@ -209,8 +215,9 @@ static int pt_analysis(pt_run *r, const char *name)
         int rc2 = r->xops->analysis(r->xinst, &r->ctx, &in, &again);
         r->quiet_diags = 0;
         if (rc2 != 0 || again != hash)
-            pt_violation(r, "analysis is not a pure function of its inputs: "
-                            "a second call gave %s",
+            pt_violation(r,
+                         "analysis is not a pure function of its inputs: "
+                         "a second call gave %s",
                          rc2 != 0 ? vsched_errname(rc2) : "another hash");
     }
     free(bh);
@@ -246,7 +253,6 @@ int pt_prepare(pt_run *r, const char *name, int want_analysis)
     return rc;
 }
 
-
 /* Contract: see plugin_test.h. */
 void pt_one(pt_run *r, const char *given)
 {
@@ -254,8 +260,8 @@ void pt_one(pt_run *r, const char *given)
     char *canon = pt_realpath(r, given, 1);
     if (canon == NULL)
         return;
-    int want_analysis = r->xops != NULL &&
-                        r->opts->last_stage >= VSCHED_STAGE_ANALYSIS;
+    int want_analysis =
+        r->xops != NULL && r->opts->last_stage >= VSCHED_STAGE_ANALYSIS;
     int rc = pt_prepare(r, canon, want_analysis);
     pt_file *f = pt_file_get(r, canon);
     r->current = f->name;

@@ -160,8 +160,7 @@ static void pt_describe(const char *what, const vr_plugin *p, unsigned roles)
 
 /* Open the plugin (and the loader feeding an executor), create the
  * instances. Returns 0 or an exit status with the message printed. */
-static int pt_open(const pt_opts *o, vr_config *cfg, pt_plugins *pl,
-                   pt_run *r)
+static int pt_open(const pt_opts *o, vr_config *cfg, pt_plugins *pl, pt_run *r)
 {
     char *err = NULL;
     if (vr_plugin_open(&pl->plugin, o->plugin, cfg, &err) != 0)
@@ -232,14 +231,14 @@ static int pt_main(const pt_opts *o)
             pt_job(&r);
         pt_run_free(&r);
         if (r.live != 0)
-            pt_violation(&r, "%zu ctx->alloc blocks were never handed to "
-                             "the host nor freed (a leak of host memory)",
+            pt_violation(&r,
+                         "%zu ctx->alloc blocks were never handed to "
+                         "the host nor freed (a leak of host memory)",
                          r.live);
         printf("vsched-plugin-test: %zu files, %zu failed operations, %zu "
                "contract violations, %zu warnings\n",
                o->n_files, r.failed_ops, r.violations, r.warnings);
-        status = r.failed_ops + r.violations > 0 ? PT_EXIT_FAILED
-                                                 : PT_EXIT_OK;
+        status = r.failed_ops + r.violations > 0 ? PT_EXIT_FAILED : PT_EXIT_OK;
     } else {
         pt_run_free(&r);
     }
@@ -255,8 +254,9 @@ int main(int argc, char **argv)
     char *err = NULL;
     int status;
     if (pt_parse(&o, argc, argv, &err) != 0) {
-        fprintf(stderr, "vsched-plugin-test: %s; try 'vsched-plugin-test "
-                        "--help'\n",
+        fprintf(stderr,
+                "vsched-plugin-test: %s; try 'vsched-plugin-test "
+                "--help'\n",
                 err);
         free(err);
         status = PT_EXIT_USAGE;

@@ -114,20 +114,22 @@ int pt_parse(pt_opts *o, int argc, char **argv, char **err)
         case OPT_ROLE:
             if (pt_parse_role(optarg, &o->roles) != 0) {
                 *err = vr_strfmt("--role: expected loader or executor, got "
-                                 "'%s'", optarg);
+                                 "'%s'",
+                                 optarg);
                 return -1;
             }
             break;
         case OPT_STAGE:
             if (pt_parse_stage(optarg, &o->last_stage) != 0) {
                 *err = vr_strfmt("--stage: expected source, analysis or "
-                                 "artifact, got '%s'", optarg);
+                                 "artifact, got '%s'",
+                                 optarg);
                 return -1;
             }
             break;
         case ':':
-            *err = vr_strfmt("option '%s' needs an argument",
-                             argv[optind - 1]);
+            *err =
+                vr_strfmt("option '%s' needs an argument", argv[optind - 1]);
             return -1;
         default:
             *err = vr_strfmt("unknown option '%s'", argv[optind - 1]);

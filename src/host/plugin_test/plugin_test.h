@@ -33,16 +33,16 @@
 /* ---- command line (opts.c) ---------------------------------------------- */
 
 typedef struct pt_opts {
-    const char *config;     /* --config FILE, or NULL */
-    const char **sets;      /* --set SECTION.KEY=VALUE, in order */
+    const char *config; /* --config FILE, or NULL */
+    const char **sets;  /* --set SECTION.KEY=VALUE, in order */
     size_t n_sets;
-    const char **profiles;  /* --profile NAME */
+    const char **profiles; /* --profile NAME */
     size_t n_profiles;
-    const char *root;       /* --root DIR */
-    unsigned roles;         /* --role: VSCHED_ROLE_* bits, 0 = all */
-    int last_stage;         /* --stage: last vsched_stage to run */
-    const char *job;        /* --job KIND:NAME */
-    int cancelled;          /* --cancelled */
+    const char *root; /* --root DIR */
+    unsigned roles;   /* --role: VSCHED_ROLE_* bits, 0 = all */
+    int last_stage;   /* --stage: last vsched_stage to run */
+    const char *job;  /* --job KIND:NAME */
+    int cancelled;    /* --cancelled */
     int help, version;
     const char *plugin;
     char **files;
@@ -63,25 +63,25 @@ void pt_usage(FILE *out);
 
 /* One source file as far as the run took it. */
 typedef struct pt_file {
-    char *name;              /* canonical source name (heap) */
-    int state;               /* 0 new, 1 in progress, 2 done */
-    int status;              /* 0, or the status it failed with */
+    char *name; /* canonical source name (heap) */
+    int state;  /* 0 new, 1 in progress, 2 done */
+    int status; /* 0, or the status it failed with */
     int have_snapshot;
-    void *snapshot;          /* executor-owned until snapshot_free */
+    void *snapshot; /* executor-owned until snapshot_free */
     uint64_t content_hash;
     uint64_t analysis_hash;
-    vsched_deps_out deps;    /* host-owned (test allocator) */
-    char **artifacts;        /* published path per profile, or NULL */
+    vsched_deps_out deps; /* host-owned (test allocator) */
+    char **artifacts;     /* published path per profile, or NULL */
 } pt_file;
 
 typedef struct pt_run {
     const pt_opts *opts;
-    vsched_ctx ctx;          /* ctx.host points back here */
-    const char *current;     /* name of the file being worked on */
-    int quiet_diags;         /* repeated calls: do not print again */
-    void **live_v;           /* ctx->alloc blocks not yet freed */
+    vsched_ctx ctx;      /* ctx.host points back here */
+    const char *current; /* name of the file being worked on */
+    int quiet_diags;     /* repeated calls: do not print again */
+    void **live_v;       /* ctx->alloc blocks not yet freed */
     size_t live, live_cap;
-    void **dead_v;           /* ring of the last PT_DEAD_RING freed */
+    void **dead_v; /* ring of the last PT_DEAD_RING freed */
     size_t dead_next;
     size_t failed_ops;
     size_t violations;

@@ -27,7 +27,13 @@ static const char vr_cache_schema[] =
     " used_ns INTEGER NOT NULL, deps BLOB NOT NULL);"
     "CREATE INDEX IF NOT EXISTS entries_used ON entries(used_ns);";
 
-enum { C_GET, C_PUT, C_DROP, C_TOUCH, C_N };
+enum {
+    C_GET,
+    C_PUT,
+    C_DROP,
+    C_TOUCH,
+    C_N
+};
 
 static const char *const vr_cache_sql[C_N] = {
     "SELECT out_path, size, hash, mtime_ns, ino, deps FROM entries"
@@ -99,8 +105,7 @@ static unsigned char *vr_deps_blob(const vr_cache_dep *d, size_t n,
 }
 
 /* Decode a deps blob; -1 when malformed. */
-static int vr_deps_parse(const unsigned char *b, size_t len,
-                         vr_cache_entry *e)
+static int vr_deps_parse(const unsigned char *b, size_t len, vr_cache_entry *e)
 {
     size_t off = 0;
     while (off < len) {
@@ -184,8 +189,9 @@ static int vr_cache_begin_locked(vr_cache *c)
         if (sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
             SQLITE_OK) {
             if (c->err != NULL)
-                fprintf(c->err, "vsched-run: cache %s: %s; not storing "
-                                "this run's outputs\n",
+                fprintf(c->err,
+                        "vsched-run: cache %s: %s; not storing "
+                        "this run's outputs\n",
                         c->dir, sqlite3_errmsg(c->db));
             c->broken = 1;
             return -1;
@@ -253,12 +259,13 @@ int vr_cache_open(vr_cache **out, const char *dir, uint64_t max_bytes,
     pthread_mutex_init(&c->lock, NULL);
     char *path = vr_path_join(dir, "index.db");
     if (vr_cache_connect(c, path) != 0) {
-        fprintf(err, "vsched-run: cache index %s cannot be used (%s); "
-                     "starting an empty one\n",
+        fprintf(err,
+                "vsched-run: cache index %s cannot be used (%s); "
+                "starting an empty one\n",
                 path, c->db != NULL ? sqlite3_errmsg(c->db) : "error");
         vr_cache_disconnect(c);
-        char *wal = vr_strfmt("%s-wal", path), *shm = vr_strfmt("%s-shm",
-                                                                path);
+        char *wal = vr_strfmt("%s-wal", path),
+             *shm = vr_strfmt("%s-shm", path);
         unlink(path);
         unlink(wal);
         unlink(shm);
@@ -266,8 +273,7 @@ int vr_cache_open(vr_cache **out, const char *dir, uint64_t max_bytes,
         free(shm);
         if (vr_cache_connect(c, path) != 0) {
             *msg = vr_strfmt("cannot open the cache index %s: %s", path,
-                             c->db != NULL ? sqlite3_errmsg(c->db)
-                                           : "error");
+                             c->db != NULL ? sqlite3_errmsg(c->db) : "error");
             vr_cache_disconnect(c);
             free(path);
             pthread_mutex_destroy(&c->lock);
@@ -426,8 +432,7 @@ int vr_cache_store(vr_cache *c, const uint8_t key[16], const char *path,
     int rc = vr_mkdirs(dir, &msg);
     free(dir);
     free(msg);
-    unsigned long k = __atomic_fetch_add(&c->tmp_counter, 1,
-                                         __ATOMIC_RELAXED);
+    unsigned long k = __atomic_fetch_add(&c->tmp_counter, 1, __ATOMIC_RELAXED);
     char *tmp = vr_strfmt("%s.tmp.%ld.%lu", file, (long)getpid(), k);
     vr_stamp st;
     if (rc == VSCHED_OK &&
@@ -437,8 +442,8 @@ int vr_cache_store(vr_cache *c, const uint8_t key[16], const char *path,
     unlink(tmp);
     free(tmp);
     size_t bl = 0;
-    unsigned char *blob = rc == VSCHED_OK ? vr_deps_blob(deps, n_deps, &bl)
-                                          : NULL;
+    unsigned char *blob =
+        rc == VSCHED_OK ? vr_deps_blob(deps, n_deps, &bl) : NULL;
     pthread_mutex_lock(&c->lock);
     if (rc == VSCHED_OK && vr_cache_begin_locked(c) == 0) {
         sqlite3_stmt *s = c->q[C_PUT];
@@ -488,16 +493,20 @@ int vr_cache_trim(vr_cache *c)
     pthread_mutex_lock(&c->lock);
     sqlite3_stmt *sum = NULL, *old = NULL;
     int64_t total = 0;
-    int rc = sqlite3_prepare_v2(c->db, "SELECT COALESCE(SUM(size), 0) FROM "
-                                       "entries", -1, &sum, NULL);
+    int rc = sqlite3_prepare_v2(c->db,
+                                "SELECT COALESCE(SUM(size), 0) FROM "
+                                "entries",
+                                -1, &sum, NULL);
     if (rc == SQLITE_OK && sqlite3_step(sum) == SQLITE_ROW)
         total = sqlite3_column_int64(sum, 0);
     sqlite3_finalize(sum);
-    uint8_t (*victims)[16] = NULL;
+    uint8_t(*victims)[16] = NULL;
     size_t n = 0;
     if (rc == SQLITE_OK && (uint64_t)total > c->max_bytes)
-        rc = sqlite3_prepare_v2(c->db, "SELECT key, size FROM entries "
-                                       "ORDER BY used_ns", -1, &old, NULL);
+        rc = sqlite3_prepare_v2(c->db,
+                                "SELECT key, size FROM entries "
+                                "ORDER BY used_ns",
+                                -1, &old, NULL);
     while (old != NULL && (uint64_t)total > c->max_bytes &&
            sqlite3_step(old) == SQLITE_ROW) {
         victims = vr_xrealloc(victims, (n + 1) * sizeof *victims);
@@ -551,8 +560,8 @@ int vr_cache_remove_dir(const char *dir, char **msg)
     if (access(dir, F_OK) != 0)
         return VSCHED_OK;
     if (nftw(dir, vr_rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0) {
-        *msg = vr_strfmt("cannot remove the cache %s: %s", dir,
-                         strerror(errno));
+        *msg =
+            vr_strfmt("cannot remove the cache %s: %s", dir, strerror(errno));
         return VSCHED_EIO;
     }
     return VSCHED_OK;

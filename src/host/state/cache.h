@@ -37,15 +37,15 @@ typedef struct vr_cache vr_cache;
 
 /* A file an entry's output was made from that its key does not cover. */
 typedef struct vr_cache_dep {
-    char *name;     /* source name */
-    uint64_t hash;  /* its content hash then */
+    char *name;    /* source name */
+    uint64_t hash; /* its content hash then */
 } vr_cache_dep;
 
 /* What a lookup found (owned by the caller: vr_cache_entry_clear). */
 typedef struct vr_cache_entry {
     uint8_t key[16];
-    char *out_path;      /* the output path it was built for */
-    uint64_t hash;       /* content hash of the output */
+    char *out_path; /* the output path it was built for */
+    uint64_t hash;  /* content hash of the output */
     int64_t size;
     vr_cache_dep *deps;
     size_t n_deps;
@@ -54,8 +54,8 @@ typedef struct vr_cache_entry {
 typedef struct vr_cache_counts {
     uint64_t hits, misses, stored;
     uint64_t restored_bytes, stored_bytes;
-    uint64_t trimmed;      /* entries removed by trimming */
-    uint64_t total_bytes;  /* after the last trim (0 when not trimmed) */
+    uint64_t trimmed;     /* entries removed by trimming */
+    uint64_t total_bytes; /* after the last trim (0 when not trimmed) */
     uint64_t max_bytes;
 } vr_cache_counts;
 

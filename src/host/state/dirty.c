@@ -44,9 +44,8 @@ void vr_dirty_output(const char *path, const vr_stamp *rec_st,
 }
 
 /* Contract: see dirty.h. */
-void vr_dirty_artifact(vr_sources *src, const vr_art_row *row,
-                       uint64_t config, uint64_t tool, vr_verdict *v,
-                       uint64_t *outputs_hashed)
+void vr_dirty_artifact(vr_sources *src, const vr_art_row *row, uint64_t config,
+                       uint64_t tool, vr_verdict *v, uint64_t *outputs_hashed)
 {
     memset(v, 0, sizeof *v);
     if (row == NULL) {
@@ -64,8 +63,7 @@ void vr_dirty_artifact(vr_sources *src, const vr_art_row *row,
     for (size_t i = 0; i < row->n_deps; i++) {
         uint64_t h = 0;
         int rc = vr_sources_current_id(src, row->deps[i].source, &h);
-        if (rc == VSCHED_OK && h == row->deps[i].hash &&
-            h != VR_HASH_UNKNOWN)
+        if (rc == VSCHED_OK && h == row->deps[i].hash && h != VR_HASH_UNKNOWN)
             continue;
         const char *name = vr_sources_name(src, row->deps[i].source);
         if (i == 0 || (name != NULL && strcmp(name, row->source) == 0))
@@ -83,8 +81,8 @@ void vr_dirty_artifact(vr_sources *src, const vr_art_row *row,
 }
 
 /* Contract: see dirty.h. */
-void vr_dirty_job(const vr_job_row *row, const uint8_t key[16],
-                  vr_verdict *v, uint64_t *outputs_hashed)
+void vr_dirty_job(const vr_job_row *row, const uint8_t key[16], vr_verdict *v,
+                  uint64_t *outputs_hashed)
 {
     memset(v, 0, sizeof *v);
     if (row == NULL) {
@@ -103,24 +101,15 @@ void vr_dirty_job(const vr_job_row *row, const uint8_t key[16],
 const char *vr_reason_name(vr_reason r)
 {
     switch (r) {
-    case VR_CURRENT:
-        return "current";
-    case VR_NEW:
-        return "new";
-    case VR_TOOL:
-        return "compiler";
-    case VR_FLAGS:
-        return "flags";
-    case VR_SOURCE:
-        return "source";
-    case VR_DEP:
-        return "dependency";
-    case VR_OUT_MISSING:
-        return "output_missing";
-    case VR_OUT_MODIFIED:
-        return "output_modified";
-    case VR_INPUTS:
-        return "inputs";
+    case VR_CURRENT: return "current";
+    case VR_NEW: return "new";
+    case VR_TOOL: return "compiler";
+    case VR_FLAGS: return "flags";
+    case VR_SOURCE: return "source";
+    case VR_DEP: return "dependency";
+    case VR_OUT_MISSING: return "output_missing";
+    case VR_OUT_MODIFIED: return "output_modified";
+    case VR_INPUTS: return "inputs";
     }
     return "unknown";
 }
@@ -129,23 +118,16 @@ const char *vr_reason_name(vr_reason r)
 char *vr_reason_text(const vr_verdict *v)
 {
     switch (v->reason) {
-    case VR_CURRENT:
-        return vr_xstrdup("up to date");
-    case VR_NEW:
-        return vr_xstrdup("new");
-    case VR_TOOL:
-        return vr_xstrdup("compiler changed");
-    case VR_FLAGS:
-        return vr_xstrdup("flags changed");
-    case VR_SOURCE:
-        return vr_xstrdup("source changed");
+    case VR_CURRENT: return vr_xstrdup("up to date");
+    case VR_NEW: return vr_xstrdup("new");
+    case VR_TOOL: return vr_xstrdup("compiler changed");
+    case VR_FLAGS: return vr_xstrdup("flags changed");
+    case VR_SOURCE: return vr_xstrdup("source changed");
     case VR_DEP:
         return vr_strfmt("dependency %s changed",
                          v->what != NULL ? v->what : "(unknown)");
-    case VR_OUT_MISSING:
-        return vr_xstrdup("output missing");
-    case VR_OUT_MODIFIED:
-        return vr_xstrdup("output modified");
+    case VR_OUT_MISSING: return vr_xstrdup("output missing");
+    case VR_OUT_MODIFIED: return vr_xstrdup("output modified");
     case VR_INPUTS:
         return v->what != NULL ? vr_strfmt("input %s changed", v->what)
                                : vr_xstrdup("inputs or flags changed");

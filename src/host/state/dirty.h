@@ -31,35 +31,34 @@
 #include "state/state.h"
 
 typedef enum vr_reason {
-    VR_CURRENT = 0,   /* up to date */
-    VR_NEW,           /* never built (in this state) */
-    VR_TOOL,          /* the executor or its tool changed */
-    VR_FLAGS,         /* the effective configuration changed */
-    VR_SOURCE,        /* the source's content changed */
-    VR_DEP,           /* a dependency's content changed (what) */
-    VR_OUT_MISSING,   /* the output is gone */
-    VR_OUT_MODIFIED,  /* the output was changed by someone else */
-    VR_INPUTS         /* a job's inputs or flags changed (what: an input) */
+    VR_CURRENT = 0,  /* up to date */
+    VR_NEW,          /* never built (in this state) */
+    VR_TOOL,         /* the executor or its tool changed */
+    VR_FLAGS,        /* the effective configuration changed */
+    VR_SOURCE,       /* the source's content changed */
+    VR_DEP,          /* a dependency's content changed (what) */
+    VR_OUT_MISSING,  /* the output is gone */
+    VR_OUT_MODIFIED, /* the output was changed by someone else */
+    VR_INPUTS        /* a job's inputs or flags changed (what: an input) */
 } vr_reason;
 
 typedef struct vr_verdict {
     vr_reason reason;
-    char *what;          /* heap: the dependency or input named, or NULL */
-    int out_restamped;   /* current, but the output's stamp changed (same
+    char *what;        /* heap: the dependency or input named, or NULL */
+    int out_restamped; /* current, but the output's stamp changed (same
                             content): record new_out_st */
     vr_stamp new_out_st;
 } vr_verdict;
 
 /* Check `row` (NULL: no record) against the current config and tool
  * hashes. *outputs_hashed (may be NULL) counts outputs read. */
-void vr_dirty_artifact(vr_sources *src, const vr_art_row *row,
-                       uint64_t config, uint64_t tool, vr_verdict *v,
-                       uint64_t *outputs_hashed);
+void vr_dirty_artifact(vr_sources *src, const vr_art_row *row, uint64_t config,
+                       uint64_t tool, vr_verdict *v, uint64_t *outputs_hashed);
 
 /* Check a job's record against the key its inputs give now, and its
  * output. */
-void vr_dirty_job(const vr_job_row *row, const uint8_t key[16],
-                  vr_verdict *v, uint64_t *outputs_hashed);
+void vr_dirty_job(const vr_job_row *row, const uint8_t key[16], vr_verdict *v,
+                  uint64_t *outputs_hashed);
 
 /* The output check alone (step 4). */
 void vr_dirty_output(const char *path, const vr_stamp *rec_st,

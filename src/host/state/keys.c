@@ -34,8 +34,9 @@ static size_t *vr_sorted(const vsched_key *schema, size_t n)
     for (size_t i = 0; i < n; i++)
         ix[i] = i;
     for (size_t i = 1; i < n; i++)
-        for (size_t j = i; j > 0 && strcmp(schema[ix[j - 1]].name,
-                                           schema[ix[j]].name) > 0; j--) {
+        for (size_t j = i;
+             j > 0 && strcmp(schema[ix[j - 1]].name, schema[ix[j]].name) > 0;
+             j--) {
             size_t t = ix[j];
             ix[j] = ix[j - 1];
             ix[j - 1] = t;

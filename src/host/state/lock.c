@@ -92,14 +92,15 @@ int vr_lock_take(vr_lock **out, const char *dir, int wait, FILE *err,
             rc = VSCHED_EERR;
         } else {
             long pid = vr_lock_holder(fd);
-            fprintf(err, "vsched-run: waiting for %s: another vsched-run "
-                         "(pid %ld) is using it\n",
+            fprintf(err,
+                    "vsched-run: waiting for %s: another vsched-run "
+                    "(pid %ld) is using it\n",
                     dir, pid);
             fflush(err);
             while (fcntl(fd, F_SETLKW, &fl) != 0) {
                 if (errno != EINTR) {
-                    *msg = vr_strfmt("cannot lock %s: %s", path,
-                                     strerror(errno));
+                    *msg =
+                        vr_strfmt("cannot lock %s: %s", path, strerror(errno));
                     rc = VSCHED_EIO;
                     break;
                 }

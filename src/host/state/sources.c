@@ -16,29 +16,34 @@
 #include "common/util.h"
 #include "state/sources.h"
 
-enum { CUR_UNKNOWN, CUR_OK, CUR_MISSING, CUR_ERROR };
+enum {
+    CUR_UNKNOWN,
+    CUR_OK,
+    CUR_MISSING,
+    CUR_ERROR
+};
 
 typedef struct vr_src {
     char *name;
-    int64_t id;               /* sources row id, 0 when not written yet */
-    int has_rec;              /* the row as it was at open */
+    int64_t id;  /* sources row id, 0 when not written yet */
+    int has_rec; /* the row as it was at open */
     uint64_t rec_hash;
     vr_stamp rec_st;
     int64_t rec_seen;
-    int cur;                  /* CUR_*: the current hash, when checked */
+    int cur; /* CUR_*: the current hash, when checked */
     uint64_t cur_hash;
     vr_stamp cur_st;
     int64_t cur_seen;
-    int cur_read;             /* cur_* came from reading the file */
-    int loaded, load_has_st;  /* what the loader gave this run */
+    int cur_read;            /* cur_* came from reading the file */
+    int loaded, load_has_st; /* what the loader gave this run */
     uint64_t load_hash;
     vr_stamp load_st;
     int64_t load_seen;
     int has_deps;
-    char **deps, **blockers;  /* this run's extract_deps */
+    char **deps, **blockers; /* this run's extract_deps */
     size_t n_deps, n_blockers;
-    int written;              /* flushed this run */
-    unsigned walk[2];         /* generation of the last walk that reached
+    int written;      /* flushed this run */
+    unsigned walk[2]; /* generation of the last walk that reached
                                  it: over blockers, over everything */
 } vr_src;
 
@@ -51,7 +56,7 @@ struct vr_sources {
     size_t *by_name, *by_id; /* slots hold index + 1; 0 is empty */
     size_t slots;            /* power of two, > 2 n */
     uint64_t hashed;
-    unsigned walk_gen;       /* generation of the current walk */
+    unsigned walk_gen; /* generation of the current walk */
 };
 
 /* ---- indexes -------------------------------------------------------------- */
@@ -238,7 +243,7 @@ static int vr_check_locked(vr_sources *s, size_t i, uint64_t *hash)
             seen = vr_wall_ns();
             rc = vr_hash_file(path, &h, &st);
             read = rc == VSCHED_OK;
-            cur = rc == VSCHED_OK     ? CUR_OK
+            cur = rc == VSCHED_OK       ? CUR_OK
                   : rc == VSCHED_ENOENT ? CUR_MISSING
                                         : CUR_ERROR;
         } else {
@@ -260,7 +265,7 @@ static int vr_check_locked(vr_sources *s, size_t i, uint64_t *hash)
         }
     }
     *hash = e->cur_hash;
-    return e->cur == CUR_OK      ? VSCHED_OK
+    return e->cur == CUR_OK        ? VSCHED_OK
            : e->cur == CUR_MISSING ? VSCHED_ENOENT
                                    : VSCHED_EIO;
 }
@@ -328,9 +333,9 @@ static char **vr_strv_dup(char *const *v, size_t n)
 }
 
 /* Contract: see sources.h. */
-void vr_sources_set_deps(vr_sources *s, const char *name,
-                         char *const *deps, size_t n_deps,
-                         char *const *blockers, size_t n_blockers)
+void vr_sources_set_deps(vr_sources *s, const char *name, char *const *deps,
+                         size_t n_deps, char *const *blockers,
+                         size_t n_blockers)
 {
     char **d = vr_strv_dup(deps, deps != NULL ? n_deps : 0);
     char **b = vr_strv_dup(blockers, blockers != NULL ? n_blockers : 0);
@@ -413,8 +418,8 @@ size_t vr_sources_reach(vr_sources *s, const char *name, vr_reach **out)
 
 /* What entry e would be written with: 1 with the fields set, 0 when it
  * has nothing new for the database. Caller holds lock. */
-static int vr_to_write(const vr_src *e, const vr_stamp **stamp,
-                       uint64_t *hash, int64_t *seen)
+static int vr_to_write(const vr_src *e, const vr_stamp **stamp, uint64_t *hash,
+                       int64_t *seen)
 {
     *stamp = NULL;
     if (e->loaded && e->load_has_st) {

@@ -38,8 +38,8 @@ typedef struct vr_sources vr_sources;
 
 /* One source reachable from a file, for its artifact record. */
 typedef struct vr_reach {
-    const char *name;  /* owned by the table */
-    int covered;       /* reached through blockers only */
+    const char *name; /* owned by the table */
+    int covered;      /* reached through blockers only */
 } vr_reach;
 
 /* A table over the files under `root` (absolute; NULL when the loader has
@@ -72,15 +72,14 @@ int vr_sources_load_info(vr_sources *s, const char *name, uint64_t *hash,
                          vr_stamp *st, int *have_st);
 
 /* extract_deps of `name` this run (copied). */
-void vr_sources_set_deps(vr_sources *s, const char *name,
-                         char *const *deps, size_t n_deps,
-                         char *const *blockers, size_t n_blockers);
+void vr_sources_set_deps(vr_sources *s, const char *name, char *const *deps,
+                         size_t n_deps, char *const *blockers,
+                         size_t n_blockers);
 
 /* Every file reachable from `name` through this run's deps and blockers,
  * `name` first, then in breadth-first order; covered when reachable
  * through blockers alone. *out is heap (caller frees the array). */
 size_t vr_sources_reach(vr_sources *s, const char *name, vr_reach **out);
-
 
 /* Write `name`'s row when the run learnt something the database does
  * not hold yet, and give its id in *id (0 when the run knows no stamp of
@@ -95,7 +94,6 @@ size_t vr_sources_pending(vr_sources *s);
  * does not hold yet (inside the caller's transaction); ids are noted.
  * Returns 0 or the first vr_state_put_source error. */
 int vr_sources_flush(vr_sources *s, vr_state *st);
-
 
 /* How many files the host read to hash them (not the loader's loads). */
 uint64_t vr_sources_hashed(vr_sources *s);

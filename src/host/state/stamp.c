@@ -14,10 +14,10 @@
 
 static void vr_stamp_fill(vr_stamp *st, const struct stat *sb)
 {
-    st->mtime_ns = (int64_t)sb->st_mtim.tv_sec * 1000000000LL +
-                   sb->st_mtim.tv_nsec;
-    st->ctime_ns = (int64_t)sb->st_ctim.tv_sec * 1000000000LL +
-                   sb->st_ctim.tv_nsec;
+    st->mtime_ns =
+        (int64_t)sb->st_mtim.tv_sec * 1000000000LL + sb->st_mtim.tv_nsec;
+    st->ctime_ns =
+        (int64_t)sb->st_ctim.tv_sec * 1000000000LL + sb->st_ctim.tv_nsec;
     st->size = (int64_t)sb->st_size;
     st->ino = (uint64_t)sb->st_ino;
 }

@@ -99,7 +99,12 @@ static void vr_state_finalize(vr_state *st)
 }
 
 /* What opening found. */
-enum { VR_OPEN_OK, VR_OPEN_BAD, VR_OPEN_NEWER, VR_OPEN_FAILED };
+enum {
+    VR_OPEN_OK,
+    VR_OPEN_BAD,
+    VR_OPEN_NEWER,
+    VR_OPEN_FAILED
+};
 
 /* Open the file, check it is ours, create the schema in an empty one,
  * prepare the statements and read everything. *why (heap) says what was
@@ -112,8 +117,8 @@ static int vr_state_try(vr_state *st, vr_snapshot *snap, char **why)
                                 : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
                              NULL);
     if (rc != SQLITE_OK) {
-        *why = vr_strfmt("%s", st->db ? sqlite3_errmsg(st->db)
-                                      : sqlite3_errstr(rc));
+        *why = vr_strfmt("%s",
+                         st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
         return vr_is_corruption(rc) ? VR_OPEN_BAD : VR_OPEN_FAILED;
     }
     sqlite3_busy_timeout(st->db, 30000);
@@ -132,16 +137,16 @@ static int vr_state_try(vr_state *st, vr_snapshot *snap, char **why)
         *why = vr_strfmt("%s has state schema version %lld, newer than this "
                          "vsched-run's %d: use a newer vsched-run, or remove "
                          "%s (and rebuild from scratch)",
-                         st->path, (long long)ver, VR_STATE_VERSION,
-                         st->path);
+                         st->path, (long long)ver, VR_STATE_VERSION, st->path);
         return VR_OPEN_NEWER;
     }
     if (tables == 0 && app == 0 && ver == 0) {
         if (ro)
             return VR_OPEN_OK; /* empty: an empty snapshot */
         char sql[64];
-        snprintf(sql, sizeof sql, "PRAGMA application_id = %d;"
-                                  "PRAGMA user_version = %d;",
+        snprintf(sql, sizeof sql,
+                 "PRAGMA application_id = %d;"
+                 "PRAGMA user_version = %d;",
                  VR_STATE_APP_ID, VR_STATE_VERSION);
         rc = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
         if (rc == SQLITE_OK)
@@ -163,8 +168,7 @@ static int vr_state_try(vr_state *st, vr_snapshot *snap, char **why)
     }
     if (!ro) {
         sqlite3_exec(st->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
-        sqlite3_exec(st->db, "PRAGMA synchronous = NORMAL", NULL, NULL,
-                     NULL);
+        sqlite3_exec(st->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL);
     }
     for (int i = 0; !ro && i < Q_N; i++) {
         rc = sqlite3_prepare_v3(st->db, vr_queries[i], -1,
@@ -233,8 +237,9 @@ int vr_state_open(vr_state **out, const char *dir, unsigned flags,
     if (r == VR_OPEN_BAD) {
         vr_state_finalize(st);
         if (ro) {
-            fprintf(err, "vsched-run: %s cannot be used (%s); planning as "
-                         "if nothing had been built\n",
+            fprintf(err,
+                    "vsched-run: %s cannot be used (%s); planning as "
+                    "if nothing had been built\n",
                     st->path, why);
             free(why);
             *out = st;
@@ -247,8 +252,9 @@ int vr_state_open(vr_state **out, const char *dir, unsigned flags,
             free(why);
             goto fail;
         }
-        fprintf(err, "vsched-run: %s cannot be used (%s); moved it to "
-                     "%s.corrupt and building from scratch\n",
+        fprintf(err,
+                "vsched-run: %s cannot be used (%s); moved it to "
+                "%s.corrupt and building from scratch\n",
                 st->path, why, st->path);
         free(why);
         why = NULL;
@@ -283,8 +289,9 @@ void vr_state_close(vr_state *st)
     vr_state_finalize(st);
     if (st->broken && !(st->flags & VR_STATE_READONLY) &&
         vr_move_aside(st->path) == 0 && st->err != NULL)
-        fprintf(st->err, "vsched-run: moved %s to %s.corrupt; the next run "
-                         "builds from scratch\n",
+        fprintf(st->err,
+                "vsched-run: moved %s to %s.corrupt; the next run "
+                "builds from scratch\n",
                 st->path, st->path);
     free(st->path);
     free(st);
@@ -301,8 +308,7 @@ int vr_state_broken(const vr_state *st)
 /* Contract: see state_int.h. */
 int vr__state_usable(const vr_state *st)
 {
-    return st->db != NULL && !st->broken &&
-           !(st->flags & VR_STATE_READONLY);
+    return st->db != NULL && !st->broken && !(st->flags & VR_STATE_READONLY);
 }
 
 /* Contract: see state.h. */
@@ -310,8 +316,7 @@ int vr_state_begin(vr_state *st)
 {
     if (!vr__state_usable(st))
         return VSCHED_EIO;
-    if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
-        SQLITE_OK)
+    if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         return vr__state_fail(st, "BEGIN");
     st->in_txn = 1;
     return VSCHED_OK;

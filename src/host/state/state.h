@@ -50,28 +50,28 @@ typedef struct vr_state vr_state;
 
 /* A file an artifact was built from, with its content hash then. */
 typedef struct vr_dep {
-    int64_t source;  /* sources row id */
-    uint64_t hash;   /* content hash when the artifact was built */
-    int covered;     /* reached through blockers: folded into the artifact
+    int64_t source; /* sources row id */
+    uint64_t hash;  /* content hash when the artifact was built */
+    int covered;    /* reached through blockers: folded into the artifact
                         key by the Analysis hash */
 } vr_dep;
 
 typedef struct vr_src_row {
     int64_t id;
-    char *path;      /* source name */
+    char *path; /* source name */
     uint64_t hash;
     vr_stamp st;
     int64_t seen_ns; /* wall time the stamp was taken */
 } vr_src_row;
 
 typedef struct vr_art_row {
-    char *source;    /* canonical source name */
+    char *source; /* canonical source name */
     char *profile;
     uint8_t key[16];
     uint64_t config, tool;
-    vr_dep *deps;    /* the source itself first */
+    vr_dep *deps; /* the source itself first */
     size_t n_deps;
-    char *out_path;  /* NULL: the artifact is no file */
+    char *out_path; /* NULL: the artifact is no file */
     vr_stamp out_st;
     uint64_t out_hash;
     uint64_t duration_ns;

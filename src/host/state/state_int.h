@@ -29,11 +29,11 @@ enum {
 };
 
 struct vr_state {
-    sqlite3 *db;         /* NULL: read-only run without a database */
-    char *path;          /* STATE_DIR/state.db */
-    FILE *err;           /* where the one corruption message goes */
+    sqlite3 *db; /* NULL: read-only run without a database */
+    char *path;  /* STATE_DIR/state.db */
+    FILE *err;   /* where the one corruption message goes */
     unsigned flags;
-    int broken;          /* a write failed: no more writes, move aside */
+    int broken; /* a write failed: no more writes, move aside */
     int in_txn;
     sqlite3_stmt *q[Q_N];
 };

@@ -177,8 +177,7 @@ int vr__state_load(vr_state *st, vr_snapshot *snap)
                      " seen_ns FROM sources",
                      vr_row_source, snap);
     if (rc == SQLITE_OK)
-        rc = vr_each(st->db, "SELECT * FROM artifacts", vr_row_artifact,
-                     snap);
+        rc = vr_each(st->db, "SELECT * FROM artifacts", vr_row_artifact, snap);
     if (rc == SQLITE_OK)
         rc = vr_each(st->db, "SELECT * FROM jobs", vr_row_job, snap);
     int end = sqlite3_exec(st->db, rc == SQLITE_OK ? "COMMIT" : "ROLLBACK",
@@ -327,22 +326,22 @@ int vr_state_sweep(vr_state *st, size_t *dropped)
     int64_t *used = NULL, *gone = NULL;
     size_t n_used = 0, n_gone = 0;
     sqlite3_stmt *s = NULL;
-    int rc = sqlite3_prepare_v2(st->db, "SELECT deps FROM artifacts", -1, &s,
-                                NULL);
+    int rc =
+        sqlite3_prepare_v2(st->db, "SELECT deps FROM artifacts", -1, &s, NULL);
     while (rc == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW) {
         const unsigned char *b = sqlite3_column_blob(s, 0);
         size_t nb = (size_t)sqlite3_column_bytes(s, 0) / VR_DEP_BYTES;
         used = vr_xrealloc(used, (n_used + nb + 1) * sizeof *used);
         for (size_t i = 0; b != NULL && i < nb; i++)
-            used[n_used++] = (int64_t)(vr_get_le64(b + i * VR_DEP_BYTES) &
-                                       ~VR_DEP_COVERED);
+            used[n_used++] =
+                (int64_t)(vr_get_le64(b + i * VR_DEP_BYTES) & ~VR_DEP_COVERED);
     }
     sqlite3_finalize(s);
     if (n_used > 0)
         qsort(used, n_used, sizeof *used, vr_cmp_i64);
     if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(st->db, "SELECT id FROM sources", -1, &s,
-                                NULL);
+        rc =
+            sqlite3_prepare_v2(st->db, "SELECT id FROM sources", -1, &s, NULL);
     while (rc == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(s, 0);
         if (n_used == 0 ||
@@ -362,4 +361,3 @@ int vr_state_sweep(vr_state *st, size_t *dropped)
     free(gone);
     return out;
 }
-

@@ -15,9 +15,9 @@
 #include "common/util.h"
 #include "watch/notify.h"
 
-#define VR_DIR_MASK                                                       \
-    (IN_CLOSE_WRITE | IN_MODIFY | IN_CREATE | IN_DELETE | IN_MOVED_FROM | \
-     IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR |           \
+#define VR_DIR_MASK                                                           \
+    (IN_CLOSE_WRITE | IN_MODIFY | IN_CREATE | IN_DELETE | IN_MOVED_FROM |     \
+     IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR |               \
      IN_EXCL_UNLINK)
 
 /* A file's stamp as the scan saw it. */
@@ -37,13 +37,13 @@ struct vr_notify {
     vr_notify_opts o;
     char *root;
     char **skip;
-    int fd;            /* inotify, or -1 when polling */
-    char **dirs;       /* by watch descriptor: the directory's name ("" for
+    int fd;      /* inotify, or -1 when polling */
+    char **dirs; /* by watch descriptor: the directory's name ("" for
                           the root), NULL when not (or no longer) watched */
     size_t n_dirs;
     size_t watches;
     int root_wd;
-    vr_scan last;      /* polling: the previous scan */
+    vr_scan last; /* polling: the previous scan */
 };
 
 /* ---- names -------------------------------------------------------------- */
@@ -202,8 +202,7 @@ static void vr_fall_back(vr_notify *n, const char *what, const char *where)
                 "(fs.inotify.max_user_watches = %lu); raise it (sysctl "
                 "fs.inotify.max_user_watches=524288); polling the tree every "
                 "%u ms instead\n",
-                where, had,
-                vr_sysctl("/proc/sys/fs/inotify/max_user_watches"),
+                where, had, vr_sysctl("/proc/sys/fs/inotify/max_user_watches"),
                 n->o.poll_ms);
     fflush(e);
     vr_scan_free(&n->last);
@@ -312,7 +311,7 @@ static int vr_inotify_take(vr_notify *n, vr_notify_fn fn, void *user)
             p += sizeof *ev + ev->len;
             if (vr_event(n, ev, fn, user) == VR_NOTIFY_GONE)
                 return VR_NOTIFY_GONE;
-            if (n->fd < 0)          /* fell back to polling meanwhile */
+            if (n->fd < 0) /* fell back to polling meanwhile */
                 return vr_poll_take(n, fn, user);
         }
     }

@@ -39,11 +39,11 @@ typedef struct vr_notify vr_notify;
 typedef void (*vr_notify_fn)(void *user, const char *name);
 
 typedef struct vr_notify_opts {
-    const char *root;          /* absolute directory */
-    const char *const *skip;   /* absolute directories not watched */
+    const char *root;        /* absolute directory */
+    const char *const *skip; /* absolute directories not watched */
     size_t n_skip;
-    unsigned poll_ms;          /* polling interval of the fallback */
-    FILE *err;                 /* where the fallback is announced */
+    unsigned poll_ms; /* polling interval of the fallback */
+    FILE *err;        /* where the fallback is announced */
 } vr_notify_opts;
 
 #define VR_NOTIFY_GONE 1

@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 
 #include "cli/run.h"
-#include "common/strmap.h"
 #include "cli/signals.h"
+#include "common/strmap.h"
 #include "common/util.h"
 #include "watch/watch.h"
 #include "watch/watcher.h"
@@ -24,8 +24,8 @@ static double vr_watch_now(void)
 /* What the session callback needs. */
 typedef struct vr_watch_ctx {
     vr_watcher *w;
-    vsched *sched;      /* the build's, while it runs */
-    vr_strmap *inputs;  /* the last build's inputs */
+    vsched *sched;     /* the build's, while it runs */
+    vr_strmap *inputs; /* the last build's inputs */
 } vr_watch_ctx;
 
 /* The build's requests are answered; a compile of stale content may still
@@ -69,17 +69,19 @@ static size_t vr_watch_skips(const vr_build *b, char *skip[3])
     return n;
 }
 
-static void vr_watch_banner(const vr_build *b, vr_watcher *w,
-                            const char *root)
+static void vr_watch_banner(const vr_build *b, vr_watcher *w, const char *root)
 {
     if (b->cli->verbosity < 0)
         return;
     if (vr_watcher_polling(w))
-        fprintf(b->out, "vsched-run: watching %s by polling; Ctrl-C "
-                        "stops\n", root);
+        fprintf(b->out,
+                "vsched-run: watching %s by polling; Ctrl-C "
+                "stops\n",
+                root);
     else
-        fprintf(b->out, "vsched-run: watching %s (%zu directories); "
-                        "Ctrl-C stops\n",
+        fprintf(b->out,
+                "vsched-run: watching %s (%zu directories); "
+                "Ctrl-C stops\n",
                 root, vr_watcher_watches(w));
     fflush(b->out);
 }
@@ -154,15 +156,15 @@ static int vr_watch_round(const vr_build *wb, vr_watch_ctx *x,
     if (!c->fresh && !c->all && changed == 0 && h->rebuilt == 0 &&
         h->failed == 0 && status == VR_EXIT_OK)
         return status;
-    fprintf(wb->out, "watch: %zu changed, %zu rebuilt, %zu failed "
-                     "(%.2f s)\n",
+    fprintf(wb->out,
+            "watch: %zu changed, %zu rebuilt, %zu failed "
+            "(%.2f s)\n",
             changed, h->rebuilt, h->failed, dt);
     fflush(wb->out);
     return status;
 }
 
-static int vr_watch_loop(const vr_build *wb, vr_watch_ctx *x,
-                         const char *root)
+static int vr_watch_loop(const vr_build *wb, vr_watch_ctx *x, const char *root)
 {
     for (;;) {
         if (vr_signals_caught())

@@ -26,7 +26,7 @@ typedef struct vr_nameset {
 } vr_nameset;
 
 struct vr_watcher {
-    vr_notify *notify;  /* the watcher thread's alone after start */
+    vr_notify *notify; /* the watcher thread's alone after start */
     char *root;
     unsigned settle_ms, poll_ms;
     pthread_t thread;
@@ -38,13 +38,13 @@ struct vr_watcher {
 
     /* lock: guards everything below (a host leaf). */
     pthread_mutex_t lock;
-    pthread_cond_t idle;   /* busy went to 0 */
-    vr_nameset ready;      /* settled, not taken by the main thread */
-    int fresh;             /* ready holds names seen with no build live */
+    pthread_cond_t idle; /* busy went to 0 */
+    vr_nameset ready;    /* settled, not taken by the main thread */
+    int fresh;           /* ready holds names seen with no build live */
     int gone;
-    vsched *sched;         /* the build running now, or NULL */
-    int busy;              /* the thread is invalidating in sched */
-    vr_nameset absorbed;   /* invalidated in the build given last */
+    vsched *sched;       /* the build running now, or NULL */
+    int busy;            /* the thread is invalidating in sched */
+    vr_nameset absorbed; /* invalidated in the build given last */
     int polling;
     size_t watches;
 };
@@ -178,12 +178,11 @@ static void *vr_watcher_main(void *arg)
         if (fds[0].revents != 0)
             break; /* stop */
         now = vr_mono_ms();
-        int take = (!polling && fds[1].revents != 0) ||
-                   (polling && now >= next_scan);
+        int take =
+            (!polling && fds[1].revents != 0) || (polling && now >= next_scan);
         if (take) {
             uint64_t before = w->events;
-            if (vr_notify_take(w->notify, vr_on_change, w) ==
-                VR_NOTIFY_GONE) {
+            if (vr_notify_take(w->notify, vr_on_change, w) == VR_NOTIFY_GONE) {
                 pthread_mutex_lock(&w->lock);
                 w->gone = 1;
                 pthread_mutex_unlock(&w->lock);
@@ -234,8 +233,8 @@ int vr_watcher_start(vr_watcher **out, const vr_notify_opts *o,
     w->watches = vr_notify_watches(w->notify);
     if (vr_pipe(w->ctl) != 0 || vr_pipe(w->wake) != 0 ||
         vr_pipe(w->intr) != 0) {
-        *err = vr_strfmt("cannot watch %s: pipe: %s", o->root,
-                         strerror(errno));
+        *err =
+            vr_strfmt("cannot watch %s: pipe: %s", o->root, strerror(errno));
         goto fail;
     }
     if (pthread_create(&w->thread, NULL, vr_watcher_main, w) != 0) {

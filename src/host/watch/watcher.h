@@ -33,10 +33,10 @@ typedef struct vr_watcher vr_watcher;
 
 /* A settled set of changes, as vr_watcher_wait hands it over. */
 typedef struct vr_changes {
-    char **names;   /* heap, distinct, relative to the root */
+    char **names; /* heap, distinct, relative to the root */
     size_t n;
-    int all;        /* the kernel dropped events: anything may have changed */
-    int fresh;      /* some arrived while no build was running (else every
+    int all;   /* the kernel dropped events: anything may have changed */
+    int fresh; /* some arrived while no build was running (else every
                        one was already invalidated in a running build) */
 } vr_changes;
 
@@ -44,8 +44,8 @@ void vr_changes_free(vr_changes *c);
 
 /* What vr_watcher_wait returns. */
 #define VR_WATCH_CHANGES 0
-#define VR_WATCH_GONE 1   /* the root went away */
-#define VR_WATCH_WOKEN 2  /* a byte came on the wake descriptor (a signal) */
+#define VR_WATCH_GONE 1  /* the root went away */
+#define VR_WATCH_WOKEN 2 /* a byte came on the wake descriptor (a signal) */
 
 /* Watch the tree o->root (notify.h) on a new thread. Returns 0, or -1
  * with *err (heap). */
