@@ -122,6 +122,10 @@ run_vsched() {
         -j "$JOBS" "$@") || { echo "$_t"; return 1; }
     _b=$(sed -n 's/^vsched-run: \([0-9][0-9]*\) built.*/\1/p' \
         "$_dir/vsched.log" | tail -n 1)
+    # "N built, ..., M from cache": M were restored, not compiled.
+    _c=$(sed -n 's/^vsched-run: [0-9]* built.* \([0-9][0-9]*\) from cache.*/\1/p' \
+        "$_dir/vsched.log" | tail -n 1)
+    [ -n "$_b" ] && [ -n "$_c" ] && _b=$((_b - _c))
     echo "$_t built=${_b:--}"
 }
 
