@@ -198,7 +198,7 @@ int main(int argc, char **argv)
         put(p, q);
         double t0 = now_ms();
         double t1 = wait_event(in, wd_start, "start", IN_CLOSE_WRITE, 10000);
-        double t2 = wait_event(in, wd_out, "f3.o", IN_MOVED_TO, 10000);
+        double t2 = wait_event(in, wd_out, "f3.c.o", IN_MOVED_TO, 10000);
         if (t1 < 0 || t2 < 0 || read_until(fds[0], "watch: ", 10000) != 0) {
             fprintf(stderr, "vsched-watch-bench: edit %d was not rebuilt\n",
                     i + 1);
