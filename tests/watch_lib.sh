@@ -121,6 +121,25 @@ wait_rounds() {
         sh -c "test \$(grep -c '^watch: ' '$1/watch.out') -ge $2"
 }
 
+# quiet_rounds DIR: until no new summary line has come for 0.5 s (five
+# times the tests' settle window), at most 20 s.
+quiet_rounds() {
+    _q=$(watch_lines "$1")
+    _k=0
+    _i=0
+    while [ $_k -lt 5 ] && [ $_i -lt 200 ]; do
+        sleep 0.1
+        _i=$((_i + 1))
+        _r=$(watch_lines "$1")
+        if [ "$_r" = "$_q" ]; then
+            _k=$((_k + 1))
+        else
+            _q=$_r
+            _k=0
+        fi
+    done
+}
+
 # last_line DIR: the last summary line, without its time.
 last_line() {
     grep '^watch: ' "$1/watch.out" | tail -n 1 | sed 's/ ([0-9.]* s)$//'
