@@ -86,7 +86,14 @@ sed -i "s|^plugin = cc\$|plugin = cc\ncompiler = $S/slowcc|" "$S/b.ini"
 rm -rf "$S/out" "$S/state" "$S/compiling"
 start_bg "$S" int -j 1
 wait_for "$S/compiling"
-sleep 1 # two compiles done, one running
+# At least one compile finished (its object published), one running: on
+# a loaded machine a fixed sleep may end before the first is done.
+i=0
+while ! find "$S/out" -name '*.o' 2>/dev/null | grep -q . && [ $i -lt 1000 ]; do
+    sleep 0.02
+    i=$((i + 1))
+done
+sleep 0.1
 kill -INT "$VPID"
 wait "$BG"
 check "SIGINT: exit 130" test $? -eq 130
