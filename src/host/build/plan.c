@@ -198,7 +198,7 @@ static void vr_plan_removed(vr_plan *p, vr_incr *in, char *const *profiles,
         if (!gone)
             continue;
         p->removed =
-            vr_xrealloc(p->removed, (p->n_removed + 1) * sizeof *p->removed);
+            vr_xgrow(p->removed, p->n_removed, sizeof *p->removed);
         p->removed[p->n_removed++] = (vr_removal){
             NULL, vr_xstrdup(r->source), vr_xstrdup(r->profile),
             r->out_path != NULL ? vr_xstrdup(r->out_path) : NULL, 0};
@@ -214,7 +214,7 @@ static void vr_plan_removed(vr_plan *p, vr_incr *in, char *const *profiles,
         if (here_now)
             continue;
         p->removed =
-            vr_xrealloc(p->removed, (p->n_removed + 1) * sizeof *p->removed);
+            vr_xgrow(p->removed, p->n_removed, sizeof *p->removed);
         p->removed[p->n_removed++] = (vr_removal){
             vr_xstrdup(j->kind), vr_xstrdup(j->name), vr_xstrdup(j->profile),
             j->out_path != NULL ? vr_xstrdup(j->out_path) : NULL, 1};

@@ -108,7 +108,7 @@ void vr_summary_failed(vr_summary *s, const char *label, const char *name,
     free(line);
     free(n);
     free(p);
-    s->failed = vr_xrealloc(s->failed, (s->n_failed + 1) * sizeof *s->failed);
+    s->failed = vr_xgrow(s->failed, s->n_failed, sizeof *s->failed);
     s->failed[s->n_failed++] = f;
 }
 

@@ -50,6 +50,19 @@ void *vr_xrealloc(void *p, size_t n)
 }
 
 /* Contract: heap copy of s (s must not be NULL), never NULL (aborts). */
+/* Contract: see util.h. */
+void *vr_xgrow(void *v, size_t n, size_t size)
+{
+    if (n != 0 && (n & (n - 1)) != 0)
+        return v; /* n is not a power of two: below the capacity */
+    size_t cap = n == 0 ? 1 : 2 * n;
+    if (cap < n || cap > (size_t)-1 / size) {
+        fprintf(stderr, "vsched-run: out of memory\n");
+        abort();
+    }
+    return vr_xrealloc(v, cap * size);
+}
+
 char *vr_xstrdup(const char *s)
 {
     size_t n = strlen(s) + 1;

@@ -19,6 +19,13 @@ void *vr_xmalloc(size_t n);
 void *vr_xcalloc(size_t n, size_t size);
 void *vr_xrealloc(void *p, size_t n);
 char *vr_xstrdup(const char *s);
+/* Room for element n of an array of n elements of `size` bytes that was
+ * empty (NULL, n 0) and has only ever grown through this function, one
+ * element at a time (n may shrink meanwhile): its capacity is the power
+ * of two at or above n, doubled when n reaches it, so a push costs O(1)
+ * amortised (a realloc per element made loading a large state quadratic
+ * where realloc cannot grow in place). Aborts on exhaustion. */
+void *vr_xgrow(void *v, size_t n, size_t size);
 /* asprintf into a fresh heap string; aborts on exhaustion. */
 char *vr_strfmt(const char *fmt, ...) VR_PRINTF(1, 2);
 

@@ -120,7 +120,7 @@ static int vr_deps_parse(const unsigned char *b, size_t len, vr_cache_entry *e)
         off += 12;
         if (nl == 0 || nl > len - off)
             return -1;
-        e->deps = vr_xrealloc(e->deps, (e->n_deps + 1) * sizeof *e->deps);
+        e->deps = vr_xgrow(e->deps, e->n_deps, sizeof *e->deps);
         e->deps[e->n_deps].name = vr_strfmt("%.*s", (int)nl, b + off);
         e->deps[e->n_deps++].hash = h;
         off += nl;
@@ -509,7 +509,7 @@ int vr_cache_trim(vr_cache *c)
                                 -1, &old, NULL);
     while (old != NULL && (uint64_t)total > c->max_bytes &&
            sqlite3_step(old) == SQLITE_ROW) {
-        victims = vr_xrealloc(victims, (n + 1) * sizeof *victims);
+        victims = vr_xgrow(victims, n, sizeof *victims);
         memset(victims[n], 0, 16);
         if (sqlite3_column_bytes(old, 0) == 16)
             memcpy(victims[n], sqlite3_column_blob(old, 0), 16);

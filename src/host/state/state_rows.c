@@ -79,7 +79,7 @@ static int vr_each(sqlite3 *db, const char *sql,
 static void vr_row_source(void *ctx, sqlite3_stmt *s)
 {
     vr_snapshot *snap = ctx;
-    snap->src = vr_xrealloc(snap->src, (snap->n_src + 1) * sizeof *snap->src);
+    snap->src = vr_xgrow(snap->src, snap->n_src, sizeof *snap->src);
     vr_src_row *r = &snap->src[snap->n_src++];
     r->id = sqlite3_column_int64(s, 0);
     r->path = vr_dup_col(s, 1);
@@ -93,7 +93,7 @@ static void vr_row_source(void *ctx, sqlite3_stmt *s)
 static void vr_row_artifact(void *ctx, sqlite3_stmt *s)
 {
     vr_snapshot *snap = ctx;
-    snap->art = vr_xrealloc(snap->art, (snap->n_art + 1) * sizeof *snap->art);
+    snap->art = vr_xgrow(snap->art, snap->n_art, sizeof *snap->art);
     vr_art_row *r = &snap->art[snap->n_art++];
     memset(r, 0, sizeof *r);
     r->source = vr_dup_col(s, 0);
@@ -124,7 +124,7 @@ static void vr_row_artifact(void *ctx, sqlite3_stmt *s)
 static void vr_row_job(void *ctx, sqlite3_stmt *s)
 {
     vr_snapshot *snap = ctx;
-    snap->job = vr_xrealloc(snap->job, (snap->n_job + 1) * sizeof *snap->job);
+    snap->job = vr_xgrow(snap->job, snap->n_job, sizeof *snap->job);
     vr_job_row *r = &snap->job[snap->n_job++];
     memset(r, 0, sizeof *r);
     r->kind = vr_dup_col(s, 0);
@@ -324,14 +324,17 @@ int vr_state_sweep(vr_state *st, size_t *dropped)
     if (!vr__state_usable(st))
         return VSCHED_EIO;
     int64_t *used = NULL, *gone = NULL;
-    size_t n_used = 0, n_gone = 0;
+    size_t n_used = 0, cap_used = 0, n_gone = 0;
     sqlite3_stmt *s = NULL;
     int rc =
         sqlite3_prepare_v2(st->db, "SELECT deps FROM artifacts", -1, &s, NULL);
     while (rc == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW) {
         const unsigned char *b = sqlite3_column_blob(s, 0);
         size_t nb = (size_t)sqlite3_column_bytes(s, 0) / VR_DEP_BYTES;
-        used = vr_xrealloc(used, (n_used + nb + 1) * sizeof *used);
+        if (n_used + nb + 1 > cap_used) {
+            cap_used = 2 * (n_used + nb + 1);
+            used = vr_xrealloc(used, cap_used * sizeof *used);
+        }
         for (size_t i = 0; b != NULL && i < nb; i++)
             used[n_used++] =
                 (int64_t)(vr_get_le64(b + i * VR_DEP_BYTES) & ~VR_DEP_COVERED);
@@ -346,7 +349,7 @@ int vr_state_sweep(vr_state *st, size_t *dropped)
         int64_t id = sqlite3_column_int64(s, 0);
         if (n_used == 0 ||
             bsearch(&id, used, n_used, sizeof *used, vr_cmp_i64) == NULL) {
-            gone = vr_xrealloc(gone, (n_gone + 1) * sizeof *gone);
+            gone = vr_xgrow(gone, n_gone, sizeof *gone);
             gone[n_gone++] = id;
         }
     }
