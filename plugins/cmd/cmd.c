@@ -395,6 +395,7 @@ static int cmd_create(const vsched_ctx *ctx, const vsched_config *cfg,
         cmd_destroy(cmd);
         return VSCHED_ECONFIG;
     }
+    vp_sweep_stale(cmd->out_dir); /* what a killed run's tools left */
     *inst = cmd;
     return VSCHED_OK;
 }

@@ -209,7 +209,7 @@ static int scan_deps(cmd_inst *cmd, const vsched_ctx *ctx, const char *name,
     int rc = vals != NULL ? VSCHED_OK : VSCHED_ENOMEM;
     if (rc == VSCHED_OK &&
         ((in = vp_strfmt("%s/%s", cmd->root, name)) == NULL ||
-         (depfile = vp_strfmt("%s/.scan.%ld.%lu.d", cmd->out_dir,
+         (depfile = vp_strfmt("%s/.scan.tmp.%ld.%lu.d", cmd->out_dir,
                               (long)getpid(), k)) == NULL))
         rc = VSCHED_ENOMEM;
     if (rc == VSCHED_OK) {
