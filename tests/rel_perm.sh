@@ -32,20 +32,7 @@ denied() { # vsched-run where the modes apply
 }
 
 mkdir -p "$S/src"
-cat >"$S/p.ini" <<EOF
-[vsched]
-state_dir = state
-[loader]
-plugin = fs
-root = src
-[executor]
-plugin = cc
-compiler = cc
-out_dir = out
-[batch]
-inputs = *.c
-profiles = release
-EOF
+cc_ini "$S/p.ini"
 printf 'int a(void) { return 1; }\n' >"$S/src/a.c"
 printf 'int b(void) { return 2; }\n' >"$S/src/b.c"
 [ $open_tree -eq 1 ] && chmod -R a+rwX "$S"

@@ -12,22 +12,8 @@
 scratch
 S=$SCRATCH
 mkdir -p "$S/src"
-cat >"$S/p.ini" <<EOF
-[vsched]
-state_dir = state
-[loader]
-plugin = fs
-root = src
-[executor]
-plugin = cc
-compiler = cc
-out_dir = out
-[batch]
-inputs = *.c
-profiles = release
-[cache]
-dir = cache
-EOF
+cc_ini "$S/p.ini"
+printf '[cache]\ndir = cache\n' >>"$S/p.ini"
 V1='int a(void) { return 1; }'
 V2='int a(void) { return 2; }'
 printf '%s\n' "$V1" >"$S/src/a.c"
