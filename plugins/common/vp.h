@@ -63,8 +63,9 @@ VP_HIDDEN int vp_mkdirs(const vsched_ctx *ctx, const char *file,
 /* `path` made absolute against `base` (malloc; a copy when `path` is
  * absolute or `base` NULL), or NULL. */
 VP_HIDDEN char *vp_absolute(const char *base, const char *path);
-/* `d` lexically normalised in place ("a/./b/../c" -> "a/c", "" -> ".");
- * -1 when it is absolute or climbs above its start. */
+/* `d` lexically normalised in place ("a/./b/../c" -> "a/c", "" -> ".":
+ * `d` has room for two bytes); -1 when it is absolute or climbs above its
+ * start. */
 VP_HIDDEN int vp_normalise_dir(char *d);
 /* The file `prog` runs as, canonical (heap string), or NULL: searched on
  * PATH when it has no '/', else taken relative to `cwd` (the working
