@@ -224,6 +224,45 @@ check "an interrupted run exits 130" test $rc -eq 130
 check "its tool's process group is killed" gone "$(cat "$S/helper.pid")"
 check "its partial output is removed" test -z "$(find "$S/out" -name '*.tmp.*')"
 
+# A run killed outright (SIGKILL: no chance to clean) leaves the partial
+# output of the tool it ran; the next run's executor removes it at create
+# (its writer is dead), as it does a scan depfile a dead run left, and
+# keeps a live process's temporary.
+rm -f "$S/started" "$S/helper.pid"
+rm -rf "$S/out"
+"$top_builddir/vsched-run" --config "$S/b.ini" --set executor.tool=./hang \
+    --set 'executor.artifact={tool} {out}' \
+    --profile release pages/c.txt >"$S/kill.out" 2>&1 &
+BG=$!
+wait_for "$S/started" 20
+kill -KILL "$BG"
+wait "$BG" 2>/dev/null
+kill -KILL -"$(pgrep -f "$S/hang" | head -1)" 2>/dev/null
+kill -KILL "$(cat "$S/helper.pid")" 2>/dev/null
+left=$(find "$S/out" -name "c.txt.out.tmp.$BG.*")
+check "a killed run leaves its tool's partial output" test -n "$left"
+sh -c 'exit 0' &
+dead=$!
+wait $dead
+: >"$S/out/.scan.tmp.$dead.0.d"
+sleep 60 &
+live=$!
+: >"$S/out/release/pages/x.txt.out.tmp.$live.0"
+vsched_run --config "$S/b.ini" --profile release pages/c.txt \
+    >"$S/next.out" 2>&1
+rc=$?
+cat "$S/next.out"
+check "the next run succeeds" test $rc -eq 0
+check "the next run removed the killed run's partial output" \
+    test -z "$(find "$S/out" -name "*.tmp.$BG.*")"
+check "and a dead run's scan depfile" test ! -e "$S/out/.scan.tmp.$dead.0.d"
+check "a live process's temporary is kept" \
+    test -e "$S/out/release/pages/x.txt.out.tmp.$live.0"
+check "the output is the tool's" test -s "$S/out/release/pages/c.txt.out"
+kill $live 2>/dev/null
+wait $live 2>/dev/null
+rm -f "$S/out/release/pages/x.txt.out.tmp.$live.0"
+
 # ---- templates wrong at configuration time ---------------------------------------------------
 line=$(grep -n '^artifact' "$S/b.ini" | cut -d: -f1)
 bad_config() { # NAME WANT SED

@@ -31,3 +31,23 @@ finish() {
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
 }
+
+# cc_ini FILE [INPUTS]: a configuration building src/INPUTS (default
+# *.c) with the fs loader and the cc executor into out/release, state in
+# state/, all relative to FILE's directory; callers append sections.
+cc_ini() {
+    cat >"$1" <<CC_INI
+[vsched]
+state_dir = state
+[loader]
+plugin = fs
+root = src
+[executor]
+plugin = cc
+compiler = cc
+out_dir = out
+[batch]
+inputs = ${2:-*.c}
+profiles = release
+CC_INI
+}

@@ -35,21 +35,8 @@ out_dir = out
 inputs = *.c sub/*.c
 profiles = release
 EOF
-cat >"$B/cc.ini" <<EOF
-[vsched]
-state_dir = state
-[loader]
-plugin = fs
-root = src
-[executor]
-plugin = cc
-compiler = cc
-out_dir = out
-[batch]
-inputs = *.c sub/*.c
-profiles = release
-link = prog
-EOF
+cc_ini "$B/cc.ini" "*.c sub/*.c"
+echo "link = prog" >>"$B/cc.ini" # in [batch], the last section
 # A compiler that waits (for the signal cases) and a plugin that needs a
 # library that is gone.
 cat >"$B/slowcc" <<'EOF'

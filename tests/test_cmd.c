@@ -1,8 +1,8 @@
 /*
  * test_cmd.c -- the `cmd` executor through its descriptor, the way the
- * host calls it, with a mock host (a context collecting diagnostics, with
- * a cancellation flag; a configuration table filling the schema's
- * defaults), and its parts alone: the depfile parser, the templates.
+ * host calls it, with the mock host of tests/mock_host.h (a context
+ * collecting diagnostics, with a cancellation flag; a configuration table
+ * filling the schema's defaults), and its parts alone: the depfile parser, the templates.
  *
  * The Artifact tests run examples/text/txtc (a small text "compiler", a
  * shell script) and /bin/sh for real; the cancellation and timeout tests
@@ -26,159 +26,42 @@
 
 #include "../plugins/cmd/cmd.h"
 #include "cu.h"
+#include "mock_host.h"
 
 const vsched_plugin *cmd_LTX_vsched_plugin_entry(void);
 
-/* Assertions that print both values on failure. */
-#define EXPECT_INT(actual, expected)                                          \
-    do {                                                                      \
-        long long a_ = (long long)(actual), e_ = (long long)(expected);       \
-        if (a_ != e_)                                                         \
-            fprintf(stderr, "\n  %s:%d: %s == %lld, expected %lld\n",         \
-                    __FILE__, __LINE__, #actual, a_, e_);                     \
-        CU_ASSERT_EQUAL(a_, e_);                                              \
-    } while (0)
-#define EXPECT_STR(actual, expected)                                          \
-    do {                                                                      \
-        const char *a_ = (actual), *e_ = (expected);                          \
-        int ok_ = a_ != NULL && strcmp(a_, e_) == 0;                          \
-        if (!ok_)                                                             \
-            fprintf(stderr, "\n  %s:%d: %s == \"%s\", expected \"%s\"\n",     \
-                    __FILE__, __LINE__, #actual, a_ ? a_ : "(null)", e_);     \
-        CU_ASSERT_TRUE(ok_);                                                  \
-    } while (0)
-#define EXPECT_CONTAINS(haystack, needle)                                     \
-    do {                                                                      \
-        const char *h_ = (haystack), *n_ = (needle);                          \
-        int ok_ = h_ != NULL && strstr(h_, n_) != NULL;                       \
-        if (!ok_)                                                             \
-            fprintf(stderr, "\n  %s:%d: \"%s\" lacks \"%s\"\n", __FILE__,     \
-                    __LINE__, h_ ? h_ : "(null)", n_);                        \
-        CU_ASSERT_TRUE(ok_);                                                  \
-    } while (0)
-
-/* ---- mock host ------------------------------------------------------------ */
-
-typedef struct tctx {
-    vsched_ctx ctx;
-    char diag[1 << 16];
-    size_t dlen;
-    int n_err, n_warn;
-    atomic_int cancel;
-} tctx;
-
-static tctx T;
-
-static int t_is_cancelled(const vsched_ctx *c)
-{
-    return atomic_load(&((tctx *)c->host)->cancel);
-}
-
-static void t_diag(const vsched_ctx *c, vsched_severity sev, const char *file,
-                   unsigned line, const char *msg)
-{
-    tctx *t = c->host;
-    static const char *const names[] = {"note", "warning", "error"};
-    t->n_err += sev == VSCHED_SEV_ERROR;
-    t->n_warn += sev == VSCHED_SEV_WARNING;
-    int n =
-        snprintf(t->diag + t->dlen, sizeof t->diag - t->dlen,
-                 "%s:%u: %s: %s\n", file ? file : "-", line, names[sev], msg);
-    if (n > 0)
-        t->dlen += (size_t)n < sizeof t->diag - t->dlen
-                       ? (size_t)n
-                       : sizeof t->diag - t->dlen - 1;
-}
-
-static void *t_alloc(const vsched_ctx *c, size_t n)
-{
-    return malloc(n);
-}
-static void *t_realloc(const vsched_ctx *c, void *p, size_t n)
-{
-    return realloc(p, n);
-}
-static void t_free(const vsched_ctx *c, void *p)
-{
-    free(p);
-}
-
-/* A fresh context: no diagnostics, not cancelled. */
-static const vsched_ctx *ctx(void)
-{
-    memset(&T, 0, sizeof T);
-    T.ctx = (vsched_ctx){sizeof(vsched_ctx),
-                         t_is_cancelled,
-                         t_diag,
-                         t_alloc,
-                         t_realloc,
-                         t_free,
-                         &T,
-                         NULL,
-                         NULL};
-    return &T.ctx;
-}
-
-typedef struct tkv {
-    const char *section, *key, *value;
-} tkv;
-
-typedef struct tcfg {
-    vsched_config cfg;
-    tkv kv[24]; /* terminated by a NULL section */
-} tcfg;
+/* ---- instances ------------------------------------------------------------ */
 
 static const vsched_plugin *CMD;
 
-/* The table's value, else the schema default in the executor section. */
-static const char *t_get(const vsched_config *c, const char *section,
-                         const char *key)
-{
-    const tcfg *t = c->host;
-    for (const tkv *kv = t->kv; kv->section != NULL; kv++)
-        if (strcmp(kv->section, section) == 0 && strcmp(kv->key, key) == 0)
-            return kv->value;
-    for (size_t i = 0; strcmp(section, c->section) == 0 && i < CMD->n_schema;
-         i++)
-        if (strcmp(CMD->schema[i].name, key) == 0)
-            return CMD->schema[i].dflt;
-    return NULL;
-}
-
 /* Every instance's configuration lives until the end of the test. */
-static tcfg CFGS[8];
+static mock_cfg CFGS[8];
 static int n_cfgs;
 
 /* create() over `root` (D/root; out_dir D/out) with `more`; *errmsg
  * receives a failure's message. */
-static int make(const char *root, const tkv *more, void **inst, char **errmsg)
+static int make(const char *root, const mock_kv *more, void **inst,
+                char **errmsg)
 {
     static char out[8][4096];
-    tcfg *t = &CFGS[n_cfgs % 8];
+    mock_cfg *t = &CFGS[n_cfgs % 8];
     const char *slash = strrchr(root, '/');
     snprintf(out[n_cfgs % 8], sizeof out[0], "%.*s/out",
              (int)(slash != NULL ? slash - root : 0), root);
     n_cfgs++;
     CMD = cmd_LTX_vsched_plugin_entry();
-    memset(t, 0, sizeof *t);
-    t->cfg = (vsched_config){
-        .size = offsetof(vsched_config, host_abi_major), /* a 1.0 host */
-        .section = "executor",
-        .get = t_get,
-        .config_dir = root,
-        .host = t};
-    size_t n = 0;
-    t->kv[n++] = (tkv){"loader", "root", root};
-    t->kv[n++] = (tkv){"executor", "out_dir", out[(n_cfgs - 1) % 8]};
-    for (; more != NULL && more->section != NULL && n < 23; more++)
-        t->kv[n++] = *more;
+    mock_cfg_init(t, CMD, "executor", root, NULL);
+    mock_cfg_add(t, "loader", "root", root);
+    mock_cfg_add(t, "executor", "out_dir", out[(n_cfgs - 1) % 8]);
+    for (; more != NULL && more->section != NULL; more++)
+        mock_cfg_add(t, more->section, more->key, more->value);
     *inst = NULL;
     *errmsg = NULL;
-    return CMD->create(ctx(), &t->cfg, inst, errmsg);
+    return CMD->create(mock_ctx(), &t->cfg, inst, errmsg);
 }
 
 /* An instance that must be created. */
-static void *cmd_make(const char *root, const tkv *more)
+static void *cmd_make(const char *root, const mock_kv *more)
 {
     void *inst;
     char *err;
@@ -192,7 +75,7 @@ static void *cmd_make(const char *root, const tkv *more)
 }
 
 /* The create() failure message with `more`. */
-static char *make_error(const char *root, const tkv *more)
+static char *make_error(const char *root, const mock_kv *more)
 {
     void *inst;
     char *err;
@@ -209,43 +92,17 @@ static char *make_error(const char *root, const tkv *more)
 /* A temp dir D with the source root D/root; returns D/root. */
 static char *tree(char **top)
 {
-    *top = strdup("/tmp/vsched-test-cmd-XXXXXX");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(*top));
+    *top = mock_tmpdir("cmd");
     char *root;
     CU_ASSERT_FATAL(asprintf(&root, "%s/root", *top) > 0);
     mkdir(root, 0777);
     return root;
 }
 
-static char *path2(const char *dir, const char *rel)
-{
-    char *p;
-    CU_ASSERT_FATAL(asprintf(&p, "%s/%s", dir, rel) > 0);
-    return p;
-}
-
-/* Write `text` to dir/rel, creating directories. */
-static void put(const char *dir, const char *rel, const char *text)
-{
-    char p[4096];
-    snprintf(p, sizeof p, "%s/%s", dir, rel);
-    for (size_t i = strlen(dir) + 1; p[i] != '\0'; i++) {
-        if (p[i] == '/') {
-            p[i] = '\0';
-            mkdir(p, 0777);
-            p[i] = '/';
-        }
-    }
-    FILE *f = fopen(p, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 /* The content of dir/rel (malloc), or NULL. */
 static char *get(const char *dir, const char *rel)
 {
-    char *p = path2(dir, rel);
+    char *p = mock_path2(dir, rel);
     FILE *f = fopen(p, "r");
     free(p);
     if (f == NULL)
@@ -257,37 +114,11 @@ static char *get(const char *dir, const char *rel)
     return buf;
 }
 
-static int rm_one(const char *p, const struct stat *st, int flag,
-                  struct FTW *ftw)
-{
-    return remove(p);
-}
-
-static void rm_rf(char *dir)
-{
-    nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-    free(dir);
-}
-
-/* Number of files under `dir` whose name contains `part`. */
-static int count_named(const char *dir, const char *part)
-{
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "find '%s' -name '*%s*' | wc -l", dir, part);
-    FILE *f = popen(cmd, "r");
-    int n = -1;
-    if (f != NULL && fscanf(f, "%d", &n) != 1)
-        n = -1;
-    if (f != NULL)
-        pclose(f);
-    return n;
-}
-
 /* The text compiler of examples/text. */
 static char *txtc(void)
 {
     const char *top = getenv("top_srcdir");
-    char *p = path2(top != NULL ? top : ".", "examples/text/txtc");
+    char *p = mock_path2(top != NULL ? top : ".", "examples/text/txtc");
     char *abs = realpath(p, NULL);
     free(p);
     CU_ASSERT_PTR_NOT_NULL_FATAL(abs);
@@ -321,7 +152,7 @@ static char *deps_of(void *inst, const char *root, const char *name,
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
     vsched_source_out so = {0};
     vsched_deps_out d = {0};
-    int rc = CMD->executor->source(inst, &T.ctx, name, "other", text,
+    int rc = CMD->executor->source(inst, &MOCK.ctx, name, "other", text,
                                    strlen(text), &so);
     if (rc_out != NULL)
         *rc_out = rc;
@@ -332,7 +163,7 @@ static char *deps_of(void *inst, const char *root, const char *name,
     EXPECT_INT(so.content_hash, XXH3_64bits(text, strlen(text)));
     free(text);
     EXPECT_INT(
-        CMD->executor->extract_deps(inst, &T.ctx, name, so.snapshot, &d),
+        CMD->executor->extract_deps(inst, &MOCK.ctx, name, so.snapshot, &d),
         VSCHED_OK);
     CMD->executor->snapshot_free(inst, so.snapshot);
     EXPECT_INT(d.n_deps, d.n_blockers);
@@ -351,7 +182,7 @@ static int build(void *inst, const char *root, const char *name,
     char *text = get(root, name);
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
     vsched_source_out so = {0};
-    int rc = CMD->executor->source(inst, &T.ctx, name, "other", text,
+    int rc = CMD->executor->source(inst, &MOCK.ctx, name, "other", text,
                                    strlen(text), &so);
     free(text);
     memset(o, 0xAB, sizeof *o);
@@ -361,7 +192,7 @@ static int build(void *inst, const char *root, const char *name,
     }
     vsched_artifact_in in = {
         name, profile, so.snapshot, 42, sizeof(vsched_artifact_in), NULL, 0};
-    rc = CMD->executor->artifact(inst, &T.ctx, &in, o);
+    rc = CMD->executor->artifact(inst, &MOCK.ctx, &in, o);
     CMD->executor->snapshot_free(inst, so.snapshot);
     return rc;
 }
@@ -512,29 +343,31 @@ static void depfile_comments_and_order_only_separator(void)
 static void depfile_names_are_existing_files_under_the_root(void)
 {
     char *top, *root = tree(&top);
-    put(root, "a.txt", "");
-    put(root, "dir/b c.txt", "");
-    put(top, "outside.txt", "");
-    void *cmd = cmd_make(
-        root, (tkv[]){{"executor", "artifact", "true"}, {NULL, NULL, NULL}});
-    char *abs_b = path2(root, "dir/b c.txt"), *out = path2(top, "outside.txt");
+    mock_put(root, "a.txt", "");
+    mock_put(root, "dir/b c.txt", "");
+    mock_put(top, "outside.txt", "");
+    void *cmd = cmd_make(root, (mock_kv[]){{"executor", "artifact", "true"},
+                                           {NULL, NULL, NULL}});
+    char *abs_b = mock_path2(root, "dir/b c.txt"),
+         *out = mock_path2(top, "outside.txt");
     char *paths[] = {"a.txt",  abs_b,      "./dir/../a.txt", out,
                      "gone.x", "self.txt", "dir/b c.txt"};
     char **names = NULL;
     size_t n = 0;
     EXPECT_INT(
-        cmd__depfile_names(cmd, ctx(), "self.txt", paths, 7, &names, &n),
+        cmd__depfile_names(cmd, mock_ctx(), "self.txt", paths, 7, &names, &n),
         VSCHED_OK);
     char *j = joined(names, n);
     EXPECT_STR(j, "a.txt dir/b c.txt");
     free(j);
-    EXPECT_INT(cmd__depfile_names(cmd, &T.ctx, "a.txt", paths, 1, &names, &n),
-               VSCHED_OK);
+    EXPECT_INT(
+        cmd__depfile_names(cmd, &MOCK.ctx, "a.txt", paths, 1, &names, &n),
+        VSCHED_OK);
     CU_ASSERT_PTR_NULL(names);
     EXPECT_INT(n, 0);
     CMD->destroy(cmd);
     free(abs_b), free(out), free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 /* ---- templates -------------------------------------------------------------- */
@@ -697,64 +530,67 @@ static void template_errors_name_the_mistake_and_its_column(void)
 static void create_rejects_bad_configuration_naming_the_key(void)
 {
     char *top, *root = tree(&top), *err;
-    err = make_error(root, (tkv[]){{"executor", "artifact", "x {nme}"},
-                                   {NULL, NULL, NULL}});
+    err = make_error(root, (mock_kv[]){{"executor", "artifact", "x {nme}"},
+                                       {NULL, NULL, NULL}});
     EXPECT_STR(err, "[executor] artifact: unknown placeholder '{nme}' at "
                     "column 3 (known: {in}, {out}, {name}, {profile}, "
                     "{depfile}, {root}, {tool}, {flags}, {include_dirs}, "
                     "{out_dir}, {out_suffix}, {shell}, {timeout}, "
                     "{source_root})");
     free(err);
-    err = make_error(root, (tkv[]){{"executor", "artifact", "{tool} {in}"},
-                                   {NULL, NULL, NULL}});
+    err = make_error(root, (mock_kv[]){{"executor", "artifact", "{tool} {in}"},
+                                       {NULL, NULL, NULL}});
     EXPECT_STR(err, "[executor] artifact: runs {tool}, but tool is not set");
     free(err);
-    err = make_error(root, (tkv[]){{"executor", "artifact", "x"},
-                                   {"executor", "scan", "{tool} {in}"},
-                                   {NULL, NULL, NULL}});
+    err = make_error(root, (mock_kv[]){{"executor", "artifact", "x"},
+                                       {"executor", "scan", "{tool} {in}"},
+                                       {NULL, NULL, NULL}});
     EXPECT_STR(err, "[executor] scan: runs {tool}, but tool is not set");
     free(err);
     err = make_error(
-        root, (tkv[]){{"executor", "artifact", ""}, {NULL, NULL, NULL}});
+        root, (mock_kv[]){{"executor", "artifact", ""}, {NULL, NULL, NULL}});
     EXPECT_STR(err, "[executor] artifact: the template is empty");
     free(err);
-    err = make_error(root, (tkv[]){{"executor", "artifact", "x"},
-                                   {"executor", "scan", "dep {in} {profile}"},
-                                   {NULL, NULL, NULL}});
+    err = make_error(root,
+                     (mock_kv[]){{"executor", "artifact", "x"},
+                                 {"executor", "scan", "dep {in} {profile}"},
+                                 {NULL, NULL, NULL}});
     EXPECT_CONTAINS(err, "[executor] scan: placeholder '{profile}' at "
                          "column 10 has no value here");
     free(err);
-    err =
-        make_error(root, (tkv[]){{"executor", "artifact", "x"},
+    err = make_error(root,
+                     (mock_kv[]){{"executor", "artifact", "x"},
                                  {"executor", "dep_regex", "^@include \"x\""},
                                  {NULL, NULL, NULL}});
     EXPECT_CONTAINS(err,
                     "[executor] dep_regex: '^@include \"x\"' has no group");
     free(err);
-    err = make_error(root, (tkv[]){{"executor", "artifact", "x"},
-                                   {"executor", "dep_regex", "a(b"},
-                                   {NULL, NULL, NULL}});
+    err = make_error(root, (mock_kv[]){{"executor", "artifact", "x"},
+                                       {"executor", "dep_regex", "a(b"},
+                                       {NULL, NULL, NULL}});
     EXPECT_CONTAINS(err, "[executor] dep_regex: 'a(b': ");
     free(err);
-    err = make_error(root, (tkv[]){{"executor", "artifact", "x"},
-                                   {"executor", "out_suffix", ".d/x"},
-                                   {NULL, NULL, NULL}});
+    err = make_error(root, (mock_kv[]){{"executor", "artifact", "x"},
+                                       {"executor", "out_suffix", ".d/x"},
+                                       {NULL, NULL, NULL}});
     EXPECT_CONTAINS(err, "[executor] out_suffix: '.d/x' has a '/'");
     free(err);
-    err = make_error(root, (tkv[]){{"executor", "artifact", "x"},
-                                   {"executor", "include_dirs", "inc ../up"},
-                                   {NULL, NULL, NULL}});
+    err =
+        make_error(root, (mock_kv[]){{"executor", "artifact", "x"},
+                                     {"executor", "include_dirs", "inc ../up"},
+                                     {NULL, NULL, NULL}});
     EXPECT_STR(err, "[executor] include_dirs: '../up' is not inside the "
                     "source root");
     free(err);
-    err = make_error(root, (tkv[]){{"executor", "artifact", "x"},
-                                   {"executor", "source_root", "/no/such/dir"},
-                                   {NULL, NULL, NULL}});
+    err = make_error(root,
+                     (mock_kv[]){{"executor", "artifact", "x"},
+                                 {"executor", "source_root", "/no/such/dir"},
+                                 {NULL, NULL, NULL}});
     EXPECT_STR(err, "[executor] source_root: '/no/such/dir': No such file "
                     "or directory");
     free(err);
     free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 /* ---- Source: dep_regex and scan ---------------------------------------------- */
@@ -764,82 +600,84 @@ static const char *const INCLUDE_RE = "^@include \"([^\"]+)\"";
 static void regex_deps_resolve_beside_the_file_then_include_dirs(void)
 {
     char *top, *root = tree(&top);
-    put(root, "doc/main.txt",
-        "@include \"part.txt\"\n"          /* beside it */
-        "@include \"common.txt\"\r\n"      /* in inc/, CRLF line */
-        "@include \"lib.txt\"\n"           /* in lib/ (second dir) */
-        "@include \"sub/deep.txt\"\n"      /* a path beside it */
-        "@include \"missing.txt\"\n"       /* nowhere: dropped */
-        "@include \"../../outside.txt\"\n" /* outside the root */
-        "@include \"main.txt\"\n"          /* itself */
-        "  @include \"indented.txt\"\n"    /* not at a line start */
-        "text @include \"part.txt\"\n"
-        "@include \"part.txt\"\n"); /* a duplicate */
-    put(root, "doc/part.txt", "");
-    put(root, "doc/sub/deep.txt", "");
-    put(root, "inc/common.txt", "");
-    put(root, "inc/part.txt", ""); /* shadowed by doc/part.txt */
-    put(root, "lib/lib.txt", "");
-    put(root, "doc/indented.txt", "");
-    put(top, "outside.txt", "");
-    void *cmd = cmd_make(root, (tkv[]){{"executor", "artifact", "true"},
-                                       {"executor", "dep_regex", INCLUDE_RE},
-                                       {"executor", "include_dirs", "inc lib"},
-                                       {NULL, NULL, NULL}});
-    ctx();
+    mock_put(root, "doc/main.txt",
+             "@include \"part.txt\"\n"          /* beside it */
+             "@include \"common.txt\"\r\n"      /* in inc/, CRLF line */
+             "@include \"lib.txt\"\n"           /* in lib/ (second dir) */
+             "@include \"sub/deep.txt\"\n"      /* a path beside it */
+             "@include \"missing.txt\"\n"       /* nowhere: dropped */
+             "@include \"../../outside.txt\"\n" /* outside the root */
+             "@include \"main.txt\"\n"          /* itself */
+             "  @include \"indented.txt\"\n"    /* not at a line start */
+             "text @include \"part.txt\"\n"
+             "@include \"part.txt\"\n"); /* a duplicate */
+    mock_put(root, "doc/part.txt", "");
+    mock_put(root, "doc/sub/deep.txt", "");
+    mock_put(root, "inc/common.txt", "");
+    mock_put(root, "inc/part.txt", ""); /* shadowed by doc/part.txt */
+    mock_put(root, "lib/lib.txt", "");
+    mock_put(root, "doc/indented.txt", "");
+    mock_put(top, "outside.txt", "");
+    void *cmd =
+        cmd_make(root, (mock_kv[]){{"executor", "artifact", "true"},
+                                   {"executor", "dep_regex", INCLUDE_RE},
+                                   {"executor", "include_dirs", "inc lib"},
+                                   {NULL, NULL, NULL}});
+    mock_ctx();
     char *deps = deps_of(cmd, root, "doc/main.txt", NULL);
     EXPECT_STR(deps, "doc/part.txt inc/common.txt lib/lib.txt "
                      "doc/sub/deep.txt");
-    EXPECT_INT(T.n_warn, 1);
-    EXPECT_CONTAINS(T.diag, "doc/main.txt:6: warning: dependency "
-                            "'../../outside.txt' resolves outside the source "
-                            "root");
+    EXPECT_INT(MOCK.n_warn, 1);
+    EXPECT_CONTAINS(MOCK.diag,
+                    "doc/main.txt:6: warning: dependency "
+                    "'../../outside.txt' resolves outside the source "
+                    "root");
     free(deps);
     CMD->destroy(cmd);
     /* without a regex there is no dependency */
-    cmd = cmd_make(
-        root, (tkv[]){{"executor", "artifact", "true"}, {NULL, NULL, NULL}});
+    cmd = cmd_make(root, (mock_kv[]){{"executor", "artifact", "true"},
+                                     {NULL, NULL, NULL}});
     deps = deps_of(cmd, root, "doc/main.txt", NULL);
     EXPECT_STR(deps, "");
     free(deps);
     CMD->destroy(cmd);
     free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 static void regex_matches_every_occurrence_on_a_line(void)
 {
     char *top, *root = tree(&top);
-    put(root, "a.txt", "uses [b.txt] and [c.txt]; [] [d.txt\n[b.txt]\n");
-    put(root, "b.txt", "");
-    put(root, "c.txt", "");
+    mock_put(root, "a.txt", "uses [b.txt] and [c.txt]; [] [d.txt\n[b.txt]\n");
+    mock_put(root, "b.txt", "");
+    mock_put(root, "c.txt", "");
     void *cmd =
-        cmd_make(root, (tkv[]){{"executor", "artifact", "true"},
-                               {"executor", "dep_regex", "\\[([^]]*)\\]"},
-                               {NULL, NULL, NULL}});
-    ctx();
+        cmd_make(root, (mock_kv[]){{"executor", "artifact", "true"},
+                                   {"executor", "dep_regex", "\\[([^]]*)\\]"},
+                                   {NULL, NULL, NULL}});
+    mock_ctx();
     char *deps = deps_of(cmd, root, "a.txt", NULL);
     EXPECT_STR(deps, "b.txt c.txt");
     free(deps);
     CMD->destroy(cmd);
     free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 static void scan_command_reports_deps_through_depfile_or_stdout(void)
 {
     char *top, *root = tree(&top);
-    put(root, "a.txt", "");
-    put(root, "b c.txt", "");
-    put(root, "d.txt", "");
+    mock_put(root, "a.txt", "");
+    mock_put(root, "b c.txt", "");
+    mock_put(root, "d.txt", "");
     /* stdout: a make rule, names relative to the root (the tool's cwd) */
     void *cmd = cmd_make(
-        root,
-        (tkv[]){{"executor", "artifact", "true"},
-                {"executor", "scan",
-                 "printf '%s: b\\\\ c.txt \\\\\\n ./d.txt gone\\n' {name}"},
-                {NULL, NULL, NULL}});
-    ctx();
+        root, (mock_kv[]){
+                  {"executor", "artifact", "true"},
+                  {"executor", "scan",
+                   "printf '%s: b\\\\ c.txt \\\\\\n ./d.txt gone\\n' {name}"},
+                  {NULL, NULL, NULL}});
+    mock_ctx();
     char *deps = deps_of(cmd, root, "a.txt", NULL);
     EXPECT_STR(deps, "b c.txt d.txt");
     free(deps);
@@ -847,35 +685,35 @@ static void scan_command_reports_deps_through_depfile_or_stdout(void)
     /* {depfile}: the rule is read from there, and the file removed */
     cmd = cmd_make(
         root,
-        (tkv[]){
+        (mock_kv[]){
             {"executor", "artifact", "true"},
             {"executor", "scan",
              "sh -c 'printf \"x: d.txt a.txt\\n\" >\"$1\"; echo chatter' sh "
              "{depfile}"},
             {NULL, NULL, NULL}});
-    ctx();
+    mock_ctx();
     deps = deps_of(cmd, root, "a.txt", NULL);
     EXPECT_STR(deps, "d.txt");
     free(deps);
-    char *out = path2(top, "out");
-    EXPECT_INT(count_named(out, ".scan."), 0);
+    char *out = mock_path2(top, "out");
+    EXPECT_INT(mock_count_named(out, ".scan."), 0);
     free(out);
     CMD->destroy(cmd);
     /* a failing scan fails the Source stage with the tool's message */
-    cmd = cmd_make(root,
-                   (tkv[]){{"executor", "artifact", "true"},
-                           {"executor", "scan",
-                            "sh -c 'echo no deps for $0 >&2; exit 3' {name}"},
-                           {NULL, NULL, NULL}});
-    ctx();
+    cmd = cmd_make(
+        root, (mock_kv[]){{"executor", "artifact", "true"},
+                          {"executor", "scan",
+                           "sh -c 'echo no deps for $0 >&2; exit 3' {name}"},
+                          {NULL, NULL, NULL}});
+    mock_ctx();
     int rc = 0;
     CU_ASSERT_PTR_NULL(deps_of(cmd, root, "a.txt", &rc));
     EXPECT_INT(rc, VSCHED_ETOOL);
-    EXPECT_CONTAINS(T.diag, "a.txt:0: error: no deps for a.txt");
-    EXPECT_CONTAINS(T.diag, "'sh' exited with status 3");
+    EXPECT_CONTAINS(MOCK.diag, "a.txt:0: error: no deps for a.txt");
+    EXPECT_CONTAINS(MOCK.diag, "'sh' exited with status 3");
     CMD->destroy(cmd);
     free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 /* ---- Analysis ------------------------------------------------------------------- */
@@ -886,20 +724,20 @@ static uint64_t analysis(void *cmd, uint64_t content, const uint64_t *b,
     vsched_analysis_in in = {
         "a.txt", NULL, content, b, n, sizeof(vsched_analysis_in), NULL};
     uint64_t h = 0;
-    EXPECT_INT(CMD->executor->analysis(cmd, ctx(), &in, &h), VSCHED_OK);
+    EXPECT_INT(CMD->executor->analysis(cmd, mock_ctx(), &in, &h), VSCHED_OK);
     return h;
 }
 
 static void analysis_hash_folds_content_blockers_and_templates(void)
 {
     char *top, *root = tree(&top);
-    tkv one[] = {{"executor", "artifact", "tool -o {out} {in}"},
-                 {NULL, NULL, NULL}};
-    tkv two[] = {{"executor", "artifact", "tool -O {out} {in}"},
-                 {NULL, NULL, NULL}};
-    tkv three[] = {{"executor", "artifact", "tool -o {out} {in}"},
-                   {"executor", "include_dirs", "x"},
-                   {NULL, NULL, NULL}};
+    mock_kv one[] = {{"executor", "artifact", "tool -o {out} {in}"},
+                     {NULL, NULL, NULL}};
+    mock_kv two[] = {{"executor", "artifact", "tool -O {out} {in}"},
+                     {NULL, NULL, NULL}};
+    mock_kv three[] = {{"executor", "artifact", "tool -o {out} {in}"},
+                       {"executor", "include_dirs", "x"},
+                       {NULL, NULL, NULL}};
     void *a = cmd_make(root, one), *a2 = cmd_make(root, one),
          *b = cmd_make(root, two), *c = cmd_make(root, three);
     uint64_t bl[] = {1, 2}, bl2[] = {1, 3};
@@ -912,7 +750,7 @@ static void analysis_hash_folds_content_blockers_and_templates(void)
     CU_ASSERT_NOT_EQUAL(analysis(c, 7, bl, 2), h); /* a key it uses */
     CMD->destroy(a), CMD->destroy(a2), CMD->destroy(b), CMD->destroy(c);
     free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 /* ---- Artifact ----------------------------------------------------------------- */
@@ -922,31 +760,32 @@ static void analysis_hash_folds_content_blockers_and_templates(void)
  * regex below does not see the indented include). */
 static void txt_tree(const char *root)
 {
-    put(root, "pages/my page.txt",
-        "Hello @WHO@.\n@include \"part.txt\"\n@include "
-        "\"common.txt\"\nEnd.\n");
-    put(root, "pages/part.txt", "part\n");
-    put(root, "inc/common.txt", "common\n@include \"deep $1.txt\"\n");
-    put(root, "inc/deep $1.txt", "deep #1\n");
+    mock_put(root, "pages/my page.txt",
+             "Hello @WHO@.\n@include \"part.txt\"\n@include "
+             "\"common.txt\"\nEnd.\n");
+    mock_put(root, "pages/part.txt", "part\n");
+    mock_put(root, "inc/common.txt", "common\n@include \"deep $1.txt\"\n");
+    mock_put(root, "inc/deep $1.txt", "deep #1\n");
 }
 
-static tkv *txt_config(const char *tool, const char *extra_key,
-                       const char *extra_val)
+static mock_kv *txt_config(const char *tool, const char *extra_key,
+                           const char *extra_val)
 {
-    static tkv kv[10];
+    static mock_kv kv[10];
     int n = 0;
-    kv[n++] = (tkv){"executor", "tool", tool};
-    kv[n++] = (tkv){"executor", "artifact",
-                    "{tool} {flags} -I{include_dirs} -o {out} -MF {depfile} "
-                    "{in}"};
-    kv[n++] = (tkv){"executor", "dep_regex", "^@include \"([^\"]+)\""};
-    kv[n++] = (tkv){"executor", "include_dirs", "inc"};
-    kv[n++] = (tkv){"executor", "out_suffix", ".out"};
-    kv[n++] = (tkv){"executor", "flags", "-D WHO=world"};
-    kv[n++] = (tkv){"profile.loud", "flags", "-D WHO=WORLD"};
+    kv[n++] = (mock_kv){"executor", "tool", tool};
+    kv[n++] =
+        (mock_kv){"executor", "artifact",
+                  "{tool} {flags} -I{include_dirs} -o {out} -MF {depfile} "
+                  "{in}"};
+    kv[n++] = (mock_kv){"executor", "dep_regex", "^@include \"([^\"]+)\""};
+    kv[n++] = (mock_kv){"executor", "include_dirs", "inc"};
+    kv[n++] = (mock_kv){"executor", "out_suffix", ".out"};
+    kv[n++] = (mock_kv){"executor", "flags", "-D WHO=world"};
+    kv[n++] = (mock_kv){"profile.loud", "flags", "-D WHO=WORLD"};
     if (extra_key != NULL)
-        kv[n++] = (tkv){"executor", extra_key, extra_val};
-    kv[n] = (tkv){NULL, NULL, NULL};
+        kv[n++] = (mock_kv){"executor", extra_key, extra_val};
+    kv[n] = (mock_kv){NULL, NULL, NULL};
     return kv;
 }
 
@@ -956,10 +795,10 @@ static void artifact_runs_the_tool_into_a_temporary_beside_the_output(void)
     txt_tree(root);
     void *cmd = cmd_make(root, txt_config(tool, NULL, NULL));
     vsched_artifact_out o;
-    ctx();
+    mock_ctx();
     EXPECT_INT(build(cmd, root, "pages/my page.txt", "release", &o),
                VSCHED_OK);
-    char *want = path2(top, "out/release/pages/my page.txt.out");
+    char *want = mock_path2(top, "out/release/pages/my page.txt.out");
     EXPECT_STR(o.path, want);
     CU_ASSERT_TRUE(o.tmp_path != NULL &&
                    strncmp(o.tmp_path, want, strlen(want)) == 0 &&
@@ -975,9 +814,9 @@ static void artifact_runs_the_tool_into_a_temporary_beside_the_output(void)
     o.deps = NULL, o.n_deps = 0;
     EXPECT_STR(deps, "pages/part.txt inc/common.txt inc/deep $1.txt");
     free(deps);
-    EXPECT_INT(T.n_err, 0);
-    char *outdir = path2(top, "out");
-    EXPECT_INT(count_named(outdir, ".d"), 0); /* the depfile is gone */
+    EXPECT_INT(MOCK.n_err, 0);
+    char *outdir = mock_path2(top, "out");
+    EXPECT_INT(mock_count_named(outdir, ".d"), 0); /* the depfile is gone */
     unlink(o.tmp_path);
     out_free(&o);
     /* the profile's flags */
@@ -989,17 +828,18 @@ static void artifact_runs_the_tool_into_a_temporary_beside_the_output(void)
     out_free(&o);
     CMD->destroy(cmd);
     free(want), free(outdir), free(tool), free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 static void artifact_without_out_takes_the_tools_stdout(void)
 {
     char *top, *root = tree(&top);
-    void *cmd = cmd_make(root, (tkv[]){{"executor", "artifact", "tac {in}"},
-                                       {NULL, NULL, NULL}});
-    put(root, "a b.txt", "one\ntwo\n");
+    void *cmd =
+        cmd_make(root, (mock_kv[]){{"executor", "artifact", "tac {in}"},
+                                   {NULL, NULL, NULL}});
+    mock_put(root, "a b.txt", "one\ntwo\n");
     vsched_artifact_out o;
-    ctx();
+    mock_ctx();
     EXPECT_INT(build(cmd, root, "a b.txt", "release", &o), VSCHED_OK);
     char *text = artifact_text(&o);
     EXPECT_STR(text, "two\none\n");
@@ -1009,14 +849,14 @@ static void artifact_without_out_takes_the_tools_stdout(void)
     out_free(&o);
     CMD->destroy(cmd);
     free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 /* 1 when no file PWNED or PWNED2 was made (in the tool's cwd, `root`,
  * or ours). */
 static int no_pwned(const char *root)
 {
-    char *a = path2(root, "PWNED"), *b = path2(root, "PWNED2");
+    char *a = mock_path2(root, "PWNED"), *b = mock_path2(root, "PWNED2");
     int none = access(a, F_OK) != 0 && access(b, F_OK) != 0 &&
                access("PWNED", F_OK) != 0 && access("PWNED2", F_OK) != 0;
     free(a), free(b);
@@ -1027,12 +867,12 @@ static void artifact_names_with_metacharacters_are_never_a_shell(void)
 {
     char *top, *root = tree(&top);
     const char *name = "x $(touch PWNED) `touch PWNED2`; 'q' \"d\" *.txt";
-    put(root, name, "payload\n");
+    mock_put(root, name, "payload\n");
     void *cmd =
-        cmd_make(root, (tkv[]){{"executor", "artifact", "cp {in} {out}"},
-                               {NULL, NULL, NULL}});
+        cmd_make(root, (mock_kv[]){{"executor", "artifact", "cp {in} {out}"},
+                                   {NULL, NULL, NULL}});
     vsched_artifact_out o;
-    ctx();
+    mock_ctx();
     EXPECT_INT(build(cmd, root, name, "release", &o), VSCHED_OK);
     char *text = artifact_text(&o);
     EXPECT_STR(text, "payload\n");
@@ -1042,10 +882,10 @@ static void artifact_names_with_metacharacters_are_never_a_shell(void)
     out_free(&o);
     CMD->destroy(cmd);
     /* the shell form quotes them for the shell */
-    cmd = cmd_make(
-        root, (tkv[]){{"executor", "artifact", "tr a-z A-Z < {in} > {out}"},
-                      {"executor", "shell", "true"},
-                      {NULL, NULL, NULL}});
+    cmd = cmd_make(root, (mock_kv[]){{"executor", "artifact",
+                                      "tr a-z A-Z < {in} > {out}"},
+                                     {"executor", "shell", "true"},
+                                     {NULL, NULL, NULL}});
     EXPECT_INT(build(cmd, root, name, "release", &o), VSCHED_OK);
     text = artifact_text(&o);
     EXPECT_STR(text, "PAYLOAD\n");
@@ -1055,54 +895,56 @@ static void artifact_names_with_metacharacters_are_never_a_shell(void)
     out_free(&o);
     CMD->destroy(cmd);
     free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 static void artifact_tool_failure_is_etool_with_its_stderr(void)
 {
     char *top, *root = tree(&top), *tool = txtc();
-    put(root, "bad.txt", "fine\n@error broken on purpose\n");
+    mock_put(root, "bad.txt", "fine\n@error broken on purpose\n");
     void *cmd = cmd_make(root, txt_config(tool, NULL, NULL));
     vsched_artifact_out o;
-    ctx();
+    mock_ctx();
     EXPECT_INT(build(cmd, root, "bad.txt", "release", &o), VSCHED_ETOOL);
-    EXPECT_CONTAINS(T.diag, "bad.txt:0: error: ");
-    EXPECT_CONTAINS(T.diag, "/root/bad.txt:2: error: broken on purpose\n");
-    EXPECT_CONTAINS(T.diag, "bad.txt:0: error: '");
-    EXPECT_CONTAINS(T.diag, "txtc' exited with status 1\n");
-    EXPECT_CONTAINS(T.diag, "bad.txt:0: note: command: ");
-    EXPECT_CONTAINS(T.diag, " -D WHO=world -Iinc -o /");
+    EXPECT_CONTAINS(MOCK.diag, "bad.txt:0: error: ");
+    EXPECT_CONTAINS(MOCK.diag, "/root/bad.txt:2: error: broken on purpose\n");
+    EXPECT_CONTAINS(MOCK.diag, "bad.txt:0: error: '");
+    EXPECT_CONTAINS(MOCK.diag, "txtc' exited with status 1\n");
+    EXPECT_CONTAINS(MOCK.diag, "bad.txt:0: note: command: ");
+    EXPECT_CONTAINS(MOCK.diag, " -D WHO=world -Iinc -o /");
     CU_ASSERT_PTR_NULL(o.path);
     CU_ASSERT_PTR_NULL(o.tmp_path);
-    char *outdir = path2(top, "out");
-    EXPECT_INT(count_named(outdir, ".tmp."), 0); /* nothing left behind */
+    char *outdir = mock_path2(top, "out");
+    EXPECT_INT(mock_count_named(outdir, ".tmp."), 0); /* nothing left behind */
     CMD->destroy(cmd);
     /* a tool that succeeds without writing {out} */
-    cmd = cmd_make(root, (tkv[]){{"executor", "artifact", "true {out}"},
-                                 {NULL, NULL, NULL}});
-    ctx();
+    cmd = cmd_make(root, (mock_kv[]){{"executor", "artifact", "true {out}"},
+                                     {NULL, NULL, NULL}});
+    mock_ctx();
     EXPECT_INT(build(cmd, root, "bad.txt", "release", &o), VSCHED_ETOOL);
-    EXPECT_CONTAINS(T.diag, "'true' succeeded but did not write its output");
+    EXPECT_CONTAINS(MOCK.diag,
+                    "'true' succeeded but did not write its output");
     CMD->destroy(cmd);
     /* a tool that cannot be run */
-    cmd = cmd_make(
-        root, (tkv[]){{"executor", "artifact", "no-such-tool-xyz {in} {out}"},
-                      {NULL, NULL, NULL}});
-    ctx();
+    cmd = cmd_make(root, (mock_kv[]){{"executor", "artifact",
+                                      "no-such-tool-xyz {in} {out}"},
+                                     {NULL, NULL, NULL}});
+    mock_ctx();
     EXPECT_INT(build(cmd, root, "bad.txt", "release", &o), VSCHED_ETOOL);
-    EXPECT_CONTAINS(T.diag, "cannot run 'no-such-tool-xyz': No such file or "
-                            "directory");
-    EXPECT_INT(count_named(outdir, ".tmp."), 0);
+    EXPECT_CONTAINS(MOCK.diag,
+                    "cannot run 'no-such-tool-xyz': No such file or "
+                    "directory");
+    EXPECT_INT(mock_count_named(outdir, ".tmp."), 0);
     CMD->destroy(cmd);
     free(outdir), free(tool), free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 /* A tool that writes part of its output, starts a helper that ignores
  * SIGTERM (its pid in top/pid) and waits; "started" appears once it runs. */
 static char *hung_tool(const char *top)
 {
-    char *p = path2(top, "hung.sh"), *text;
+    char *p = mock_path2(top, "hung.sh"), *text;
     CU_ASSERT_FATAL(asprintf(&text,
                              "#!/bin/sh\n"
                              "echo partial > \"$1\"\n"
@@ -1112,7 +954,7 @@ static char *hung_tool(const char *top)
                              "trap '' TERM\n"
                              "sleep 30\n",
                              top, top) > 0);
-    put(top, "hung.sh", text);
+    mock_put(top, "hung.sh", text);
     free(text);
     chmod(p, 0755);
     return p;
@@ -1152,22 +994,23 @@ static void *cancel_when_started(void *arg)
     char *started = arg;
     for (int i = 0; i < 400 && access(started, F_OK) != 0; i++)
         usleep(10000);
-    atomic_store(&T.cancel, 1);
+    atomic_store(&MOCK.cancel, 1);
     return NULL;
 }
 
 static void artifact_cancellation_kills_the_group_and_removes_output(void)
 {
     char *top, *root = tree(&top), *tool = hung_tool(top);
-    char *started = path2(top, "started"), *outdir = path2(top, "out");
-    put(root, "slow.txt", "x\n");
+    char *started = mock_path2(top, "started"),
+         *outdir = mock_path2(top, "out");
+    mock_put(root, "slow.txt", "x\n");
     void *cmd =
-        cmd_make(root, (tkv[]){{"executor", "tool", tool},
-                               {"executor", "artifact", "{tool} {out}"},
-                               {NULL, NULL, NULL}});
+        cmd_make(root, (mock_kv[]){{"executor", "tool", tool},
+                                   {"executor", "artifact", "{tool} {out}"},
+                                   {NULL, NULL, NULL}});
     vsched_artifact_out o;
     pthread_t th;
-    ctx();
+    mock_ctx();
     pthread_create(&th, NULL, cancel_when_started, started);
     time_t t0 = time(NULL);
     EXPECT_INT(build(cmd, root, "slow.txt", "release", &o), VSCHED_ECANCELLED);
@@ -1178,46 +1021,46 @@ static void artifact_cancellation_kills_the_group_and_removes_output(void)
     /* the helper ignored SIGTERM: the group's SIGKILL ended it */
     CU_ASSERT_TRUE(helper > 0 && dead(helper));
     CU_ASSERT_PTR_NULL(o.tmp_path);
-    EXPECT_INT(count_named(outdir, ".tmp."), 0);
-    EXPECT_INT(T.n_err, 0); /* a cancellation is not the tool's failure */
+    EXPECT_INT(mock_count_named(outdir, ".tmp."), 0);
+    EXPECT_INT(MOCK.n_err, 0); /* a cancellation is not the tool's failure */
     CMD->destroy(cmd);
     free(tool), free(started), free(outdir), free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 static void artifact_timeout_kills_a_hung_tool_and_fails_the_file(void)
 {
     char *top, *root = tree(&top), *tool = hung_tool(top);
-    char *outdir = path2(top, "out");
-    put(root, "slow.txt", "x\n");
+    char *outdir = mock_path2(top, "out");
+    mock_put(root, "slow.txt", "x\n");
     void *cmd =
-        cmd_make(root, (tkv[]){{"executor", "tool", tool},
-                               {"executor", "artifact", "{tool} {out}"},
-                               {"executor", "timeout", "1"},
-                               {NULL, NULL, NULL}});
+        cmd_make(root, (mock_kv[]){{"executor", "tool", tool},
+                                   {"executor", "artifact", "{tool} {out}"},
+                                   {"executor", "timeout", "1"},
+                                   {NULL, NULL, NULL}});
     vsched_artifact_out o;
-    ctx();
+    mock_ctx();
     time_t t0 = time(NULL);
     EXPECT_INT(build(cmd, root, "slow.txt", "release", &o), VSCHED_ETIMEDOUT);
     CU_ASSERT_TRUE(time(NULL) - t0 < 10);
-    EXPECT_CONTAINS(T.diag, "hung.sh' timed out after 1 s and was killed");
+    EXPECT_CONTAINS(MOCK.diag, "hung.sh' timed out after 1 s and was killed");
     pid_t helper = read_pid(top);
     CU_ASSERT_TRUE(helper > 0 && dead(helper));
-    EXPECT_INT(count_named(outdir, ".tmp."), 0);
+    EXPECT_INT(mock_count_named(outdir, ".tmp."), 0);
     CMD->destroy(cmd);
     free(tool), free(outdir), free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 static void artifact_hash_follows_name_profile_and_its_flags(void)
 {
     char *top, *root = tree(&top);
-    put(root, "a.txt", "a\n");
-    put(root, "b.txt", "b\n");
-    tkv kv[] = {{"executor", "artifact", "cp {in} {out}"},
-                {"executor", "flags", "-x"},
-                {"profile.other", "flags", "-y"},
-                {NULL, NULL, NULL}};
+    mock_put(root, "a.txt", "a\n");
+    mock_put(root, "b.txt", "b\n");
+    mock_kv kv[] = {{"executor", "artifact", "cp {in} {out}"},
+                    {"executor", "flags", "-x"},
+                    {"profile.other", "flags", "-y"},
+                    {NULL, NULL, NULL}};
     void *cmd = cmd_make(root, kv);
     vsched_artifact_out o;
     uint64_t h[4];
@@ -1246,37 +1089,42 @@ static void artifact_hash_follows_name_profile_and_its_flags(void)
     out_free(&o);
     CMD->destroy(cmd);
     free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 static void identity_hashes_the_program_the_template_runs(void)
 {
     char *top, *root = tree(&top);
-    put(top, "tool.sh", "#!/bin/sh\necho v1\n");
-    char *tool = path2(top, "tool.sh");
+    mock_put(top, "tool.sh", "#!/bin/sh\necho v1\n");
+    char *tool = mock_path2(top, "tool.sh");
     chmod(tool, 0755);
-    tkv kv[] = {{"executor", "tool", tool},
-                {"executor", "artifact", "{tool} {in} {out}"},
-                {NULL, NULL, NULL}};
+    mock_kv kv[] = {{"executor", "tool", tool},
+                    {"executor", "artifact", "{tool} {in} {out}"},
+                    {NULL, NULL, NULL}};
     void *cmd = cmd_make(root, kv);
     uint64_t a = 0, b = 0, c = 0;
-    EXPECT_INT(CMD->executor->identity(cmd, ctx(), "release", &a), VSCHED_OK);
-    EXPECT_INT(CMD->executor->identity(cmd, ctx(), "debug", &b), VSCHED_OK);
+    EXPECT_INT(CMD->executor->identity(cmd, mock_ctx(), "release", &a),
+               VSCHED_OK);
+    EXPECT_INT(CMD->executor->identity(cmd, mock_ctx(), "debug", &b),
+               VSCHED_OK);
     EXPECT_INT(b, a);
-    put(top, "tool.sh", "#!/bin/sh\necho v2\n");
-    EXPECT_INT(CMD->executor->identity(cmd, ctx(), "release", &c), VSCHED_OK);
+    mock_put(top, "tool.sh", "#!/bin/sh\necho v2\n");
+    EXPECT_INT(CMD->executor->identity(cmd, mock_ctx(), "release", &c),
+               VSCHED_OK);
     CU_ASSERT_NOT_EQUAL(c, a);
     CMD->destroy(cmd);
     /* a program that is not there: known by its name, not a failure */
-    tkv missing[] = {{"executor", "artifact", "no-such-tool-xyz {in}"},
-                     {NULL, NULL, NULL}};
+    mock_kv missing[] = {{"executor", "artifact", "no-such-tool-xyz {in}"},
+                         {NULL, NULL, NULL}};
     cmd = cmd_make(root, missing);
-    EXPECT_INT(CMD->executor->identity(cmd, ctx(), "release", &a), VSCHED_OK);
-    EXPECT_INT(CMD->executor->identity(cmd, ctx(), "release", &b), VSCHED_OK);
+    EXPECT_INT(CMD->executor->identity(cmd, mock_ctx(), "release", &a),
+               VSCHED_OK);
+    EXPECT_INT(CMD->executor->identity(cmd, mock_ctx(), "release", &b),
+               VSCHED_OK);
     EXPECT_INT(b, a);
     CMD->destroy(cmd);
     free(tool), free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 /* Several threads building through one instance. */
@@ -1295,7 +1143,7 @@ static void *par_build(void *arg)
         char *text = get(a->root, name);
         vsched_source_out so = {0};
         vsched_artifact_out o = {0};
-        if (CMD->executor->source(a->cmd, &T.ctx, name, "other", text,
+        if (CMD->executor->source(a->cmd, &MOCK.ctx, name, "other", text,
                                   strlen(text), &so) != VSCHED_OK) {
             a->failures++;
             free(text);
@@ -1304,7 +1152,7 @@ static void *par_build(void *arg)
         vsched_artifact_in in = {
             name, "release", so.snapshot, 1, sizeof(vsched_artifact_in),
             NULL, 0};
-        if (CMD->executor->artifact(a->cmd, &T.ctx, &in, &o) != VSCHED_OK)
+        if (CMD->executor->artifact(a->cmd, &MOCK.ctx, &in, &o) != VSCHED_OK)
             a->failures++;
         char *got = o.tmp_path != NULL ? get("", o.tmp_path + 1) : NULL;
         if (got == NULL || strcmp(got, text) != 0)
@@ -1326,12 +1174,13 @@ static void concurrent_artifacts_share_one_instance(void)
         char name[32], text[64];
         snprintf(name, sizeof name, "f%d.txt", i);
         snprintf(text, sizeof text, "file %d\n@include \"f0.txt\"\n", i);
-        put(root, name, text);
+        mock_put(root, name, text);
     }
-    void *cmd = cmd_make(root, (tkv[]){{"executor", "artifact", "cat {in}"},
-                                       {"executor", "dep_regex", INCLUDE_RE},
-                                       {NULL, NULL, NULL}});
-    ctx();
+    void *cmd =
+        cmd_make(root, (mock_kv[]){{"executor", "artifact", "cat {in}"},
+                                   {"executor", "dep_regex", INCLUDE_RE},
+                                   {NULL, NULL, NULL}});
+    mock_ctx();
     pthread_t th[4];
     par_arg args[4];
     for (int i = 0; i < 4; i++) {
@@ -1342,11 +1191,11 @@ static void concurrent_artifacts_share_one_instance(void)
         pthread_join(th[i], NULL);
         EXPECT_INT(args[i].failures, 0);
     }
-    char *outdir = path2(top, "out");
-    EXPECT_INT(count_named(outdir, ".tmp."), 0);
+    char *outdir = mock_path2(top, "out");
+    EXPECT_INT(mock_count_named(outdir, ".tmp."), 0);
     CMD->destroy(cmd);
     free(outdir), free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 int main(void)

@@ -23,39 +23,13 @@
 #include "common/json.h"
 #include "config/settings.h"
 #include "cu.h"
+#include "mock_host.h"
 #include "state/cache.h"
 #include "state/dirty.h"
 #include "state/lock.h"
 #include "state/sources.h"
 #include "state/stamp.h"
 #include "state/state.h"
-
-#define EXPECT_INT(actual, expected)                                          \
-    do {                                                                      \
-        long long a_ = (long long)(actual), e_ = (long long)(expected);       \
-        if (a_ != e_)                                                         \
-            fprintf(stderr, "\n  %s:%d: %s == %lld, expected %lld\n",         \
-                    __FILE__, __LINE__, #actual, a_, e_);                     \
-        CU_ASSERT_EQUAL(a_, e_);                                              \
-    } while (0)
-#define EXPECT_STR(actual, expected)                                          \
-    do {                                                                      \
-        const char *a_ = (actual), *e_ = (expected);                          \
-        int ok_ = a_ != NULL && strcmp(a_, e_) == 0;                          \
-        if (!ok_)                                                             \
-            fprintf(stderr, "\n  %s:%d: %s == \"%s\", expected \"%s\"\n",     \
-                    __FILE__, __LINE__, #actual, a_ ? a_ : "(null)", e_);     \
-        CU_ASSERT_TRUE(ok_);                                                  \
-    } while (0)
-#define EXPECT_CONTAINS(haystack, needle)                                     \
-    do {                                                                      \
-        const char *h_ = (haystack), *n_ = (needle);                          \
-        int ok_ = h_ != NULL && strstr(h_, n_) != NULL;                       \
-        if (!ok_)                                                             \
-            fprintf(stderr, "\n  %s:%d: \"%s\" lacks \"%s\"\n", __FILE__,     \
-                    __LINE__, h_ ? h_ : "(null)", n_);                        \
-        CU_ASSERT_TRUE(ok_);                                                  \
-    } while (0)
 
 /* ---- scratch files ----------------------------------------------------- */
 

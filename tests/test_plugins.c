@@ -1,8 +1,9 @@
 /*
  * test_plugins.c -- the shipped plugins (fs, cc, null) driven through their
- * descriptors, the way the host calls them, with a mock host: a context
- * whose diag collects messages and whose is_cancelled reads a flag, and a
- * configuration table that fills schema defaults for the plugin's section.
+ * descriptors, the way the host calls them, with the mock host of
+ * tests/mock_host.h: a context whose diag collects messages and whose
+ * is_cancelled reads a flag, and a configuration table that fills schema
+ * defaults for the plugin's section.
  *
  * The cc tests run the system `cc` for real; the cancellation and timeout
  * tests use a small script as the "compiler" that blocks in sleep(1).
@@ -25,203 +26,38 @@
 #include <vsched/plugin.h>
 
 #include "cu.h"
+#include "mock_host.h"
 
 const vsched_plugin *fs_LTX_vsched_plugin_entry(void);
 const vsched_plugin *cc_LTX_vsched_plugin_entry(void);
 const vsched_plugin *null_LTX_vsched_plugin_entry(void);
 int cc__depfile_parse(const char *text, size_t len, char ***out, size_t *n);
 
-/* Assertions that print both values on failure. */
-#define EXPECT_INT(actual, expected)                                          \
-    do {                                                                      \
-        long long a_ = (long long)(actual), e_ = (long long)(expected);       \
-        if (a_ != e_)                                                         \
-            fprintf(stderr, "\n  %s:%d: %s == %lld, expected %lld\n",         \
-                    __FILE__, __LINE__, #actual, a_, e_);                     \
-        CU_ASSERT_EQUAL(a_, e_);                                              \
-    } while (0)
-#define EXPECT_STR(actual, expected)                                          \
-    do {                                                                      \
-        const char *a_ = (actual), *e_ = (expected);                          \
-        int ok_ = a_ != NULL && strcmp(a_, e_) == 0;                          \
-        if (!ok_)                                                             \
-            fprintf(stderr, "\n  %s:%d: %s == \"%s\", expected \"%s\"\n",     \
-                    __FILE__, __LINE__, #actual, a_ ? a_ : "(null)", e_);     \
-        CU_ASSERT_TRUE(ok_);                                                  \
-    } while (0)
-#define EXPECT_CONTAINS(haystack, needle)                                     \
-    do {                                                                      \
-        const char *h_ = (haystack), *n_ = (needle);                          \
-        int ok_ = strstr(h_, n_) != NULL;                                     \
-        if (!ok_)                                                             \
-            fprintf(stderr, "\n  %s:%d: \"%s\" lacks \"%s\"\n", __FILE__,     \
-                    __LINE__, h_, n_);                                        \
-        CU_ASSERT_TRUE(ok_);                                                  \
-    } while (0)
+/* ---- instances ------------------------------------------------------------ */
 
-/* ---- mock host ------------------------------------------------------------ */
-
-typedef struct tctx {
-    vsched_ctx ctx;
-    char diag[1 << 16];
-    size_t dlen;
-    int n_err, n_warn;
-    atomic_int cancel;
-} tctx;
-
-static tctx T;
-
-static int t_is_cancelled(const vsched_ctx *c)
-{
-    return atomic_load(&((tctx *)c->host)->cancel);
-}
-
-static void t_diag(const vsched_ctx *c, vsched_severity sev, const char *file,
-                   unsigned line, const char *msg)
-{
-    tctx *t = c->host;
-    static const char *const names[] = {"note", "warning", "error"};
-    t->n_err += sev == VSCHED_SEV_ERROR;
-    t->n_warn += sev == VSCHED_SEV_WARNING;
-    int n =
-        snprintf(t->diag + t->dlen, sizeof t->diag - t->dlen,
-                 "%s:%u: %s: %s\n", file ? file : "-", line, names[sev], msg);
-    if (n > 0)
-        t->dlen += (size_t)n < sizeof t->diag - t->dlen
-                       ? (size_t)n
-                       : sizeof t->diag - t->dlen - 1;
-}
-
-static void *t_alloc(const vsched_ctx *c, size_t n)
-{
-    return malloc(n);
-}
-static void *t_realloc(const vsched_ctx *c, void *p, size_t n)
-{
-    return realloc(p, n);
-}
-static void t_free(const vsched_ctx *c, void *p)
-{
-    free(p);
-}
-
-/* A fresh context: no diagnostics, not cancelled. */
-static const vsched_ctx *ctx(void)
-{
-    memset(&T, 0, sizeof T);
-    T.ctx = (vsched_ctx){sizeof(vsched_ctx),
-                         t_is_cancelled,
-                         t_diag,
-                         t_alloc,
-                         t_realloc,
-                         t_free,
-                         &T,
-                         NULL,
-                         NULL};
-    return &T.ctx;
-}
-
-typedef struct tkv {
-    const char *section, *key, *value;
-} tkv;
-
-typedef struct tcfg {
-    vsched_config cfg;
-    const tkv *kv; /* terminated by a NULL section */
-    const vsched_plugin *plugin;
-} tcfg;
-
-/* The table's value, else the schema default in the plugin's section. */
-static const char *t_get(const vsched_config *c, const char *section,
-                         const char *key)
-{
-    const tcfg *t = c->host;
-    for (const tkv *kv = t->kv; kv != NULL && kv->section != NULL; kv++)
-        if (strcmp(kv->section, section) == 0 && strcmp(kv->key, key) == 0)
-            return kv->value;
-    for (size_t i = 0;
-         strcmp(section, c->section) == 0 && i < t->plugin->n_schema; i++)
-        if (strcmp(t->plugin->schema[i].name, key) == 0)
-            return t->plugin->schema[i].dflt;
-    return NULL;
-}
-
-static tcfg CFG;
+static mock_cfg CFG;
 
 /* create() with `kv`; *errmsg receives the message on failure. */
 static int make(const vsched_plugin *pl, const char *section, const char *dir,
-                const tkv *kv, void **inst, char **errmsg)
+                const mock_kv *kv, void **inst, char **errmsg)
 {
-    CFG = (tcfg){{.size = offsetof(vsched_config, host_abi_major),
-                  .section = section,
-                  .get = t_get,
-                  .config_dir = dir,
-                  .host = &CFG},
-                 kv,
-                 pl};
+    mock_cfg_init(&CFG, pl, section, dir, kv);
     *inst = NULL;
     *errmsg = NULL;
-    return pl->create(ctx(), &CFG.cfg, inst, errmsg);
+    return pl->create(mock_ctx(), &CFG.cfg, inst, errmsg);
 }
 
 /* ---- files ---------------------------------------------------------------- */
 
 static char *tmpdir(void)
 {
-    char *d = strdup("/tmp/vsched-test-plugins-XXXXXX");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(d));
-    return d;
-}
-
-static char *path2(const char *dir, const char *rel)
-{
-    char *p;
-    CU_ASSERT_FATAL(asprintf(&p, "%s/%s", dir, rel) > 0);
-    return p;
-}
-
-/* Write `text` to dir/rel, creating directories. */
-static void put(const char *dir, const char *rel, const char *text)
-{
-    char p[4096];
-    snprintf(p, sizeof p, "%s/%s", dir, rel);
-    for (size_t i = strlen(dir) + 1; p[i] != '\0'; i++) {
-        if (p[i] == '/') {
-            p[i] = '\0';
-            mkdir(p, 0777);
-            p[i] = '/';
-        }
-    }
-    FILE *f = fopen(p, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-static int rm_one(const char *p, const struct stat *st, int flag,
-                  struct FTW *ftw)
-{
-    return remove(p);
-}
-
-static void rm_rf(char *dir)
-{
-    nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-    free(dir);
+    return mock_tmpdir("plugins");
 }
 
 /* Number of entries of `dir` whose name contains ".tmp.". */
 static int tmp_leftovers(const char *dir)
 {
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "find '%s' -name '*.tmp.*' | wc -l", dir);
-    FILE *f = popen(cmd, "r");
-    int n = -1;
-    if (f != NULL && fscanf(f, "%d", &n) != 1)
-        n = -1;
-    if (f != NULL)
-        pclose(f);
-    return n;
+    return mock_count_named(dir, ".tmp.");
 }
 
 /* ---- executor helpers ------------------------------------------------------ */
@@ -231,7 +67,7 @@ static int tmp_leftovers(const char *dir)
 static char *deps_of(const vsched_plugin *pl, void *inst, const char *name,
                      const char *kind, const char *text, char **blockers)
 {
-    const vsched_ctx *c = &T.ctx;
+    const vsched_ctx *c = &MOCK.ctx;
     vsched_source_out so = {0};
     vsched_deps_out d = {0};
     EXPECT_INT(
@@ -295,9 +131,9 @@ static const vsched_plugin *FS;
 static void *fs_make(const char *root, const char *follow)
 {
     FS = fs_LTX_vsched_plugin_entry();
-    tkv kv[] = {{"loader", "root", root},
-                {"loader", "follow_outside", follow},
-                {NULL, NULL, NULL}};
+    mock_kv kv[] = {{"loader", "root", root},
+                    {"loader", "follow_outside", follow},
+                    {NULL, NULL, NULL}};
     void *inst;
     char *err;
     EXPECT_INT(make(FS, "loader", root, kv, &inst, &err), VSCHED_OK);
@@ -308,33 +144,33 @@ static void *fs_make(const char *root, const char *follow)
 static int fs_rp(void *inst, const char *name, char **out)
 {
     *out = NULL;
-    return FS->loader->realpath(inst, &T.ctx, name, out);
+    return FS->loader->realpath(inst, &MOCK.ctx, name, out);
 }
 
 static void fs_load_reads_whole_file_including_nul_bytes(void)
 {
-    char *d = tmpdir(), *p = path2(d, "bin.dat");
+    char *d = tmpdir(), *p = mock_path2(d, "bin.dat");
     FILE *f = fopen(p, "wb");
     fwrite("a\0b\0c", 1, 5, f);
     fclose(f);
     void *fs = fs_make(d, "false");
     char *bytes = NULL;
     size_t len = 0;
-    EXPECT_INT(FS->loader->load(fs, &T.ctx, "bin.dat", &bytes, &len),
+    EXPECT_INT(FS->loader->load(fs, &MOCK.ctx, "bin.dat", &bytes, &len),
                VSCHED_OK);
     EXPECT_INT(len, 5);
     CU_ASSERT_TRUE(bytes != NULL && memcmp(bytes, "a\0b\0c", 5) == 0);
     free(bytes);
     FS->destroy(fs);
     free(p);
-    rm_rf(d);
+    mock_rm_rf(d);
 }
 
 static void fs_realpath_resolves_dot_and_dotdot_inside_root(void)
 {
     char *d = tmpdir(), *c;
-    put(d, "include/a.h", "");
-    put(d, "src/x.c", "");
+    mock_put(d, "include/a.h", "");
+    mock_put(d, "src/x.c", "");
     void *fs = fs_make(d, "false");
     EXPECT_INT(fs_rp(fs, "src/../include/./a.h", &c), VSCHED_OK);
     EXPECT_STR(c, "include/a.h");
@@ -343,36 +179,36 @@ static void fs_realpath_resolves_dot_and_dotdot_inside_root(void)
     EXPECT_STR(c, "src/x.c");
     free(c);
     FS->destroy(fs);
-    rm_rf(d);
+    mock_rm_rf(d);
 }
 
 static void fs_dotdot_escape_is_refused_even_for_missing_files(void)
 {
     char *d = tmpdir(), *c, *bytes;
     size_t len;
-    put(d, "root/a.c", "");
-    put(d, "secret.txt", "s");
-    char *root = path2(d, "root");
+    mock_put(d, "root/a.c", "");
+    mock_put(d, "secret.txt", "s");
+    char *root = mock_path2(d, "root");
     void *fs = fs_make(root, "false");
     EXPECT_INT(fs_rp(fs, "../secret.txt", &c), VSCHED_EESCAPE);
     EXPECT_INT(fs_rp(fs, "../no-such-file", &c), VSCHED_EESCAPE);
     EXPECT_INT(fs_rp(fs, "a.c/../../secret.txt", &c), VSCHED_EESCAPE);
-    EXPECT_INT(FS->loader->load(fs, &T.ctx, "../secret.txt", &bytes, &len),
+    EXPECT_INT(FS->loader->load(fs, &MOCK.ctx, "../secret.txt", &bytes, &len),
                VSCHED_EESCAPE);
-    EXPECT_INT(FS->loader->exists(fs, &T.ctx, "../secret.txt"),
+    EXPECT_INT(FS->loader->exists(fs, &MOCK.ctx, "../secret.txt"),
                VSCHED_EESCAPE);
-    EXPECT_CONTAINS(T.diag, "outside the loader root");
+    EXPECT_CONTAINS(MOCK.diag, "outside the loader root");
     FS->destroy(fs);
     free(root);
-    rm_rf(d);
+    mock_rm_rf(d);
 }
 
 static void fs_absolute_name_is_confined_to_root(void)
 {
     char *d = tmpdir(), *c;
-    put(d, "a.c", "");
+    mock_put(d, "a.c", "");
     void *fs = fs_make(d, "false");
-    char *abs = path2(d, "a.c");
+    char *abs = mock_path2(d, "a.c");
     EXPECT_INT(fs_rp(fs, "/etc/hostname", &c), VSCHED_EESCAPE);
     EXPECT_INT(fs_rp(fs, "/", &c), VSCHED_EESCAPE);
     EXPECT_INT(fs_rp(fs, abs, &c), VSCHED_OK);
@@ -381,27 +217,28 @@ static void fs_absolute_name_is_confined_to_root(void)
     EXPECT_INT(fs_rp(fs, "", &c), VSCHED_EINVAL);
     FS->destroy(fs);
     free(abs);
-    rm_rf(d);
+    mock_rm_rf(d);
 }
 
 static void fs_symlink_leaving_root_is_refused_unless_follow_outside(void)
 {
     char *d = tmpdir(), *c, *bytes = NULL;
     size_t len;
-    put(d, "root/in.c", "");
-    put(d, "outside/x.h", "outside!");
-    char *root = path2(d, "root"), *link = path2(d, "root/x.h"),
-         *dlink = path2(d, "root/out"), *target = path2(d, "outside/x.h"),
-         *tdir = path2(d, "outside");
+    mock_put(d, "root/in.c", "");
+    mock_put(d, "outside/x.h", "outside!");
+    char *root = mock_path2(d, "root"), *link = mock_path2(d, "root/x.h"),
+         *dlink = mock_path2(d, "root/out"),
+         *target = mock_path2(d, "outside/x.h"),
+         *tdir = mock_path2(d, "outside");
     CU_ASSERT_FATAL(symlink(target, link) == 0 && symlink(tdir, dlink) == 0);
     void *fs = fs_make(root, "false");
     EXPECT_INT(fs_rp(fs, "x.h", &c), VSCHED_EESCAPE);
     EXPECT_INT(fs_rp(fs, "out/x.h", &c), VSCHED_EESCAPE);
-    EXPECT_INT(FS->loader->load(fs, &T.ctx, "x.h", &bytes, &len),
+    EXPECT_INT(FS->loader->load(fs, &MOCK.ctx, "x.h", &bytes, &len),
                VSCHED_EESCAPE);
     FS->destroy(fs);
     fs = fs_make(root, "true");
-    EXPECT_INT(FS->loader->load(fs, &T.ctx, "out/./x.h", &bytes, &len),
+    EXPECT_INT(FS->loader->load(fs, &MOCK.ctx, "out/./x.h", &bytes, &len),
                VSCHED_OK);
     EXPECT_INT(len, 8);
     free(bytes);
@@ -411,14 +248,14 @@ static void fs_symlink_leaving_root_is_refused_unless_follow_outside(void)
     EXPECT_INT(fs_rp(fs, "../outside/x.h", &c), VSCHED_EESCAPE);
     FS->destroy(fs);
     free(root), free(link), free(dlink), free(target), free(tdir);
-    rm_rf(d);
+    mock_rm_rf(d);
 }
 
 static void fs_symlink_inside_root_resolves_to_target_name(void)
 {
     char *d = tmpdir(), *c;
-    put(d, "real/a.h", "");
-    char *link = path2(d, "alias");
+    mock_put(d, "real/a.h", "");
+    char *link = mock_path2(d, "alias");
     CU_ASSERT_FATAL(symlink("real", link) == 0);
     void *fs = fs_make(d, "false");
     EXPECT_INT(fs_rp(fs, "alias/a.h", &c), VSCHED_OK);
@@ -426,45 +263,45 @@ static void fs_symlink_inside_root_resolves_to_target_name(void)
     free(c);
     FS->destroy(fs);
     free(link);
-    rm_rf(d);
+    mock_rm_rf(d);
 }
 
 static void fs_missing_is_enoent_and_symlink_loop_is_einval(void)
 {
     char *d = tmpdir(), *c, *bytes;
     size_t len;
-    put(d, "here.c", "");
+    mock_put(d, "here.c", "");
     void *fs = fs_make(d, "false");
     EXPECT_INT(fs_rp(fs, "gone.c", &c), VSCHED_ENOENT);
     EXPECT_INT(fs_rp(fs, "here.c/sub", &c), VSCHED_ENOENT);
-    EXPECT_INT(FS->loader->load(fs, &T.ctx, "gone.c", &bytes, &len),
+    EXPECT_INT(FS->loader->load(fs, &MOCK.ctx, "gone.c", &bytes, &len),
                VSCHED_ENOENT);
-    EXPECT_INT(FS->loader->exists(fs, &T.ctx, "gone.c"), 0);
-    EXPECT_INT(FS->loader->exists(fs, &T.ctx, "here.c"), 1);
-    EXPECT_INT(T.n_err, 0); /* probing a missing file is not an error */
-    char *loop = path2(d, "loop");
+    EXPECT_INT(FS->loader->exists(fs, &MOCK.ctx, "gone.c"), 0);
+    EXPECT_INT(FS->loader->exists(fs, &MOCK.ctx, "here.c"), 1);
+    EXPECT_INT(MOCK.n_err, 0); /* probing a missing file is not an error */
+    char *loop = mock_path2(d, "loop");
     CU_ASSERT_FATAL(symlink("loop", loop) == 0);
-    EXPECT_INT(FS->loader->load(fs, &T.ctx, "loop", &bytes, &len),
+    EXPECT_INT(FS->loader->load(fs, &MOCK.ctx, "loop", &bytes, &len),
                VSCHED_EINVAL);
-    EXPECT_CONTAINS(T.diag, "loop:0: error: ");
+    EXPECT_CONTAINS(MOCK.diag, "loop:0: error: ");
     FS->destroy(fs);
     free(loop);
-    rm_rf(d);
+    mock_rm_rf(d);
 }
 
 static void fs_loading_a_directory_is_einval_with_diag(void)
 {
     char *d = tmpdir(), *bytes = NULL;
     size_t len;
-    put(d, "dir/a.c", "");
+    mock_put(d, "dir/a.c", "");
     void *fs = fs_make(d, "false");
-    EXPECT_INT(FS->loader->load(fs, &T.ctx, "dir", &bytes, &len),
+    EXPECT_INT(FS->loader->load(fs, &MOCK.ctx, "dir", &bytes, &len),
                VSCHED_EINVAL);
     CU_ASSERT_PTR_NULL(bytes);
-    EXPECT_INT(T.n_err, 1);
-    EXPECT_CONTAINS(T.diag, "dir:0: error: is a directory");
+    EXPECT_INT(MOCK.n_err, 1);
+    EXPECT_CONTAINS(MOCK.diag, "dir:0: error: is a directory");
     FS->destroy(fs);
-    rm_rf(d);
+    mock_rm_rf(d);
 }
 
 static void fs_classify_by_extension(void)
@@ -480,22 +317,22 @@ static void fs_classify_by_extension(void)
     char *d = tmpdir(), kind[16];
     void *fs = fs_make(d, "false");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        EXPECT_INT(
-            FS->loader->classify(fs, &T.ctx, cases[i][0], kind, sizeof kind),
-            VSCHED_OK);
+        EXPECT_INT(FS->loader->classify(fs, &MOCK.ctx, cases[i][0], kind,
+                                        sizeof kind),
+                   VSCHED_OK);
         EXPECT_STR(kind, cases[i][1]);
     }
-    EXPECT_INT(FS->loader->classify(fs, &T.ctx, "a.h", kind, 3),
+    EXPECT_INT(FS->loader->classify(fs, &MOCK.ctx, "a.h", kind, 3),
                VSCHED_EINVAL);
     FS->destroy(fs);
-    rm_rf(d);
+    mock_rm_rf(d);
 }
 
 static void fs_create_fails_with_message_on_missing_root(void)
 {
     const vsched_plugin *fs = fs_LTX_vsched_plugin_entry();
-    tkv kv[] = {{"loader", "root", "/nonexistent/vsched/root"},
-                {NULL, NULL, NULL}};
+    mock_kv kv[] = {{"loader", "root", "/nonexistent/vsched/root"},
+                    {NULL, NULL, NULL}};
     void *inst;
     char *err;
     EXPECT_INT(make(fs, "loader", "/", kv, &inst, &err), VSCHED_ECONFIG);
@@ -512,19 +349,19 @@ static const vsched_plugin *CC;
 
 /* A cc instance over `root` with out_dir root/../out (or `out`), extra
  * settings in `more` (up to 6, NULL-terminated). */
-static void *cc_make(const char *root, const char *out, const tkv *more)
+static void *cc_make(const char *root, const char *out, const mock_kv *more)
 {
-    static tkv kv[12];
+    static mock_kv kv[12];
     static char *outbuf;
     CC = cc_LTX_vsched_plugin_entry();
     free(outbuf);
-    outbuf = out != NULL ? strdup(out) : path2(root, "../out");
+    outbuf = out != NULL ? strdup(out) : mock_path2(root, "../out");
     size_t n = 0;
-    kv[n++] = (tkv){"loader", "root", root};
-    kv[n++] = (tkv){"executor", "out_dir", outbuf};
+    kv[n++] = (mock_kv){"loader", "root", root};
+    kv[n++] = (mock_kv){"executor", "out_dir", outbuf};
     for (; more != NULL && more->section != NULL && n < 11; more++)
         kv[n++] = *more;
-    kv[n] = (tkv){NULL, NULL, NULL};
+    kv[n] = (mock_kv){NULL, NULL, NULL};
     void *inst;
     char *err;
     int rc = make(CC, "executor", root, kv, &inst, &err);
@@ -539,7 +376,7 @@ static void *cc_make(const char *root, const char *out, const tkv *more)
 static char *cc_tree(char **top)
 {
     *top = tmpdir();
-    char *root = path2(*top, "root");
+    char *root = mock_path2(*top, "root");
     mkdir(root, 0777);
     return root;
 }
@@ -547,10 +384,11 @@ static char *cc_tree(char **top)
 static void cc_quoted_include_prefers_includer_dir_then_include_dirs(void)
 {
     char *top, *root = cc_tree(&top);
-    put(root, "src/x.h", "");
-    put(root, "include/x.h", "");
-    put(root, "include/y.h", "");
-    tkv more[] = {{"executor", "include_dirs", "include"}, {NULL, NULL, NULL}};
+    mock_put(root, "src/x.h", "");
+    mock_put(root, "include/x.h", "");
+    mock_put(root, "include/y.h", "");
+    mock_kv more[] = {{"executor", "include_dirs", "include"},
+                      {NULL, NULL, NULL}};
     void *cc = cc_make(root, NULL, more);
     char *deps = deps_of(CC, cc, "src/a.c", "c",
                          "#include \"x.h\"\n#include \"y.h\"\n"
@@ -560,15 +398,16 @@ static void cc_quoted_include_prefers_includer_dir_then_include_dirs(void)
     free(deps);
     CC->destroy(cc);
     free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 static void cc_angled_include_uses_include_dirs_only_and_skips_system(void)
 {
     char *top, *root = cc_tree(&top);
-    put(root, "src/local.h", "");
-    put(root, "include/pub.h", "");
-    tkv more[] = {{"executor", "include_dirs", "include"}, {NULL, NULL, NULL}};
+    mock_put(root, "src/local.h", "");
+    mock_put(root, "include/pub.h", "");
+    mock_kv more[] = {{"executor", "include_dirs", "include"},
+                      {NULL, NULL, NULL}};
     void *cc = cc_make(root, NULL, more);
     char *deps = deps_of(CC, cc, "src/a.c", "c",
                          "#include <stdio.h>\n#include <local.h>\n"
@@ -576,19 +415,19 @@ static void cc_angled_include_uses_include_dirs_only_and_skips_system(void)
                          "#include <sys/types.h>\n",
                          NULL);
     EXPECT_STR(deps, "include/pub.h");
-    EXPECT_INT(T.dlen, 0); /* system and unresolved headers: no noise */
+    EXPECT_INT(MOCK.dlen, 0); /* system and unresolved headers: no noise */
     free(deps);
     CC->destroy(cc);
     free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 static void cc_nested_relative_includes_resolve_to_normalised_names(void)
 {
     char *top, *root = cc_tree(&top);
-    put(root, "include/greet.h", "");
-    put(root, "include/util/base.h", "");
-    put(root, "include/util/fmt.h", "");
+    mock_put(root, "include/greet.h", "");
+    mock_put(root, "include/util/base.h", "");
+    mock_put(root, "include/util/fmt.h", "");
     void *cc = cc_make(root, NULL, NULL);
     char *deps = deps_of(CC, cc, "include/util/fmt.h", "header",
                          "#include \"base.h\"\n#include \"../greet.h\"\n"
@@ -599,7 +438,7 @@ static void cc_nested_relative_includes_resolve_to_normalised_names(void)
     free(deps);
     CC->destroy(cc);
     free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 static void cc_includes_in_comments_and_strings_are_ignored(void)
@@ -608,7 +447,7 @@ static void cc_includes_in_comments_and_strings_are_ignored(void)
     const char *names[] = {"c1.h",   "c2.h",   "c3.h",   "c4.h",  "c5.h",
                            "yes1.h", "yes2.h", "yes3.h", "yes4.h"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        put(root, names[i], "");
+        mock_put(root, names[i], "");
     void *cc = cc_make(root, NULL, NULL);
     char *deps = deps_of(CC, cc, "a.c", "c",
                          "/* #include \"c1.h\" */\n"
@@ -631,7 +470,7 @@ static void cc_includes_in_comments_and_strings_are_ignored(void)
     free(deps);
     CC->destroy(cc);
     free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 static void cc_directive_spellings_with_comments_and_continuations(void)
@@ -640,8 +479,8 @@ static void cc_directive_spellings_with_comments_and_continuations(void)
     const char *names[] = {"a.h", "b.h", "c.h",     "d.h", "e.h",
                            "f.h", "g.h", "inc/i.h", "j.h"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        put(root, names[i], "");
-    tkv more[] = {{"executor", "include_dirs", "inc"}, {NULL, NULL, NULL}};
+        mock_put(root, names[i], "");
+    mock_kv more[] = {{"executor", "include_dirs", "inc"}, {NULL, NULL, NULL}};
     void *cc = cc_make(root, NULL, more);
     char *deps = deps_of(CC, cc, "x.c", "c",
                          "   #  include \"a.h\"\n"
@@ -661,15 +500,16 @@ static void cc_directive_spellings_with_comments_and_continuations(void)
     free(deps);
     CC->destroy(cc);
     free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 static void cc_include_outside_root_is_not_a_dep_and_warns(void)
 {
     char *top, *root = cc_tree(&top);
-    put(top, "outside.h", "");
-    put(root, "in.h", "");
-    char *target = path2(top, "outside.h"), *link = path2(root, "link.h");
+    mock_put(top, "outside.h", "");
+    mock_put(root, "in.h", "");
+    char *target = mock_path2(top, "outside.h"),
+         *link = mock_path2(root, "link.h");
     CU_ASSERT_FATAL(symlink(target, link) == 0);
     void *cc = cc_make(root, NULL, NULL);
     char text[1024];
@@ -679,21 +519,21 @@ static void cc_include_outside_root_is_not_a_dep_and_warns(void)
              target);
     char *deps = deps_of(CC, cc, "a.c", "c", text, NULL);
     EXPECT_STR(deps, "in.h");
-    EXPECT_INT(T.n_warn, 3);
-    EXPECT_CONTAINS(T.diag, "a.c:1: warning: include \"../outside.h\" "
-                            "resolves outside the source root");
-    EXPECT_CONTAINS(T.diag, "a.c:3: warning: include \"link.h\"");
+    EXPECT_INT(MOCK.n_warn, 3);
+    EXPECT_CONTAINS(MOCK.diag, "a.c:1: warning: include \"../outside.h\" "
+                               "resolves outside the source root");
+    EXPECT_CONTAINS(MOCK.diag, "a.c:3: warning: include \"link.h\"");
     free(deps);
     CC->destroy(cc);
     free(target), free(link), free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 static void cc_deps_are_deduplicated_and_equal_blockers(void)
 {
     char *top, *root = cc_tree(&top);
-    put(root, "a.h", "");
-    put(root, "b.h", "");
+    mock_put(root, "a.h", "");
+    mock_put(root, "b.h", "");
     void *cc = cc_make(root, NULL, NULL);
     char *blockers;
     char *deps = deps_of(CC, cc, "m.c", "c",
@@ -709,7 +549,7 @@ static void cc_deps_are_deduplicated_and_equal_blockers(void)
     free(deps);
     CC->destroy(cc);
     free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 static uint64_t cc_hash(void *cc, uint64_t content, const uint64_t *b,
@@ -718,7 +558,7 @@ static uint64_t cc_hash(void *cc, uint64_t content, const uint64_t *b,
     vsched_analysis_in in = {
         "a.c", NULL, content, b, n, sizeof(vsched_analysis_in), NULL};
     uint64_t h = 0;
-    EXPECT_INT(CC->executor->analysis(cc, &T.ctx, &in, &h), VSCHED_OK);
+    EXPECT_INT(CC->executor->analysis(cc, &MOCK.ctx, &in, &h), VSCHED_OK);
     return h;
 }
 
@@ -737,7 +577,7 @@ static void cc_analysis_hash_changes_with_blocker_hashes_only(void)
     EXPECT_INT(h, XXH3_64bits(cat, sizeof cat));
     CC->destroy(cc);
     free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 /* Source of `name` (text put on disk too) and its Artifact for `profile`. */
@@ -745,17 +585,17 @@ static int cc_build(void *cc, const char *root, const char *name,
                     const char *text, const char *profile,
                     vsched_artifact_out *out)
 {
-    put(root, name, text);
+    mock_put(root, name, text);
     const char *dot = strrchr(name, '.');
     const char *kind = strcmp(dot, ".c") == 0 ? "c" : "header";
     vsched_source_out so = {0};
-    EXPECT_INT(
-        CC->executor->source(cc, &T.ctx, name, kind, text, strlen(text), &so),
-        VSCHED_OK);
+    EXPECT_INT(CC->executor->source(cc, &MOCK.ctx, name, kind, text,
+                                    strlen(text), &so),
+               VSCHED_OK);
     vsched_artifact_in in = {
         name, profile, so.snapshot, 42, sizeof(vsched_artifact_in), NULL, 0};
     memset(out, 0xAB, sizeof *out); /* the plugin must set every field */
-    int rc = CC->executor->artifact(cc, &T.ctx, &in, out);
+    int rc = CC->executor->artifact(cc, &MOCK.ctx, &in, out);
     CC->executor->snapshot_free(cc, so.snapshot);
     return rc;
 }
@@ -797,14 +637,15 @@ static char *out_deps(const vsched_artifact_out *o)
 
 static void cc_artifact_compiles_to_tmp_path_under_profile_dir(void)
 {
-    char *top, *root = cc_tree(&top), *out = path2(top, "out");
-    tkv more[] = {{"profile.debug", "cflags", "-O0 -g"}, {NULL, NULL, NULL}};
+    char *top, *root = cc_tree(&top), *out = mock_path2(top, "out");
+    mock_kv more[] = {{"profile.debug", "cflags", "-O0 -g"},
+                      {NULL, NULL, NULL}};
     void *cc = cc_make(root, out, more);
     vsched_artifact_out o, o2;
     EXPECT_INT(cc_build(cc, root, "src/ok.c", "int ok(void) { return 1; }\n",
                         "release", &o),
                VSCHED_OK);
-    char *want = path2(out, "release/src/ok.c.o");
+    char *want = mock_path2(out, "release/src/ok.c.o");
     EXPECT_STR(o.path, want);
     CU_ASSERT_TRUE(strncmp(o.tmp_path, want, strlen(want)) == 0 &&
                    strncmp(o.tmp_path + strlen(want), ".tmp.", 5) == 0);
@@ -817,7 +658,7 @@ static void cc_artifact_compiles_to_tmp_path_under_profile_dir(void)
     CU_ASSERT_TRUE(memcmp(magic, "\177ELF", 4) == 0);
     CU_ASSERT_EQUAL(access(want, F_OK), -1); /* publishing is the host's */
     CU_ASSERT_NOT_EQUAL(o.artifact_hash, 0);
-    EXPECT_INT(T.dlen, 0);
+    EXPECT_INT(MOCK.dlen, 0);
     EXPECT_INT(cc_build(cc, root, "src/ok.c", "int ok(void) { return 1; }\n",
                         "debug", &o2),
                VSCHED_OK);
@@ -828,7 +669,7 @@ static void cc_artifact_compiles_to_tmp_path_under_profile_dir(void)
     free(want);
     CC->destroy(cc);
     free(root), free(out);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 /* The depfile grammar GCC writes: continuations, several rules (-MP's
@@ -865,14 +706,15 @@ static void cc_depfile_parse_takes_every_prerequisite_unescaped(void)
  * itself; and no depfile is left behind. */
 static void cc_artifact_returns_the_compilers_own_deps(void)
 {
-    char *top, *root = cc_tree(&top), *out = path2(top, "out");
-    put(root, "include/vis.h", "#include \"sub/deep.h\"\n");
-    put(root, "include/sub/deep.h", "int deep;\n");
-    put(root, "src/hidden.h", "int hidden;\n");
-    tkv more[] = {{"executor", "include_dirs", "include"}, {NULL, NULL, NULL}};
+    char *top, *root = cc_tree(&top), *out = mock_path2(top, "out");
+    mock_put(root, "include/vis.h", "#include \"sub/deep.h\"\n");
+    mock_put(root, "include/sub/deep.h", "int deep;\n");
+    mock_put(root, "src/hidden.h", "int hidden;\n");
+    mock_kv more[] = {{"executor", "include_dirs", "include"},
+                      {NULL, NULL, NULL}};
     void *cc = cc_make(root, out, more);
     vsched_artifact_out o;
-    ctx();
+    mock_ctx();
     EXPECT_INT(cc_build(cc, root, "src/m.c",
                         "#define HDR \"hidden.h\"\n#include HDR\n"
                         "#include <stdio.h>\n#include \"vis.h\"\n"
@@ -882,7 +724,7 @@ static void cc_artifact_returns_the_compilers_own_deps(void)
     char *deps = out_deps(&o);
     EXPECT_STR(deps, "include/sub/deep.h include/vis.h src/hidden.h");
     free(deps);
-    char *d = path2(out, "release/src");
+    char *d = mock_path2(out, "release/src");
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "ls '%s' | grep -c '\\.d$'", d);
     FILE *f = popen(cmd, "r");
@@ -896,18 +738,18 @@ static void cc_artifact_returns_the_compilers_own_deps(void)
     free(d);
     CC->destroy(cc);
     free(root), free(out);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 /* A "compiler" that says it is version `v` and otherwise runs cc. */
 static char *versioned_compiler(const char *top, const char *v)
 {
-    char *script = path2(top, "vcc"), text[512];
+    char *script = mock_path2(top, "vcc"), text[512];
     snprintf(text, sizeof text,
              "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'vcc %s'; "
              "exit 0; fi\nexec cc \"$@\"\n",
              v);
-    put(top, "vcc", text);
+    mock_put(top, "vcc", text);
     chmod(script, 0755);
     return script;
 }
@@ -918,115 +760,119 @@ static void cc_identity_follows_the_compilers_version(void)
 {
     char *top, *root = cc_tree(&top);
     char *script = versioned_compiler(top, "1.0");
-    tkv more[] = {{"executor", "compiler", script}, {NULL, NULL, NULL}};
+    mock_kv more[] = {{"executor", "compiler", script}, {NULL, NULL, NULL}};
     void *cc = cc_make(root, NULL, more);
     CU_ASSERT_PTR_NOT_NULL_FATAL(CC->executor->identity);
     uint64_t a = 0, b = 0, c = 0;
-    EXPECT_INT(CC->executor->identity(cc, ctx(), "release", &a), VSCHED_OK);
-    EXPECT_INT(CC->executor->identity(cc, ctx(), "debug", &b), VSCHED_OK);
+    EXPECT_INT(CC->executor->identity(cc, mock_ctx(), "release", &a),
+               VSCHED_OK);
+    EXPECT_INT(CC->executor->identity(cc, mock_ctx(), "debug", &b), VSCHED_OK);
     CU_ASSERT_EQUAL(a, b);
     CC->destroy(cc);
     free(versioned_compiler(top, "2.0"));
     cc = cc_make(root, NULL, more);
-    EXPECT_INT(CC->executor->identity(cc, ctx(), "release", &c), VSCHED_OK);
+    EXPECT_INT(CC->executor->identity(cc, mock_ctx(), "release", &c),
+               VSCHED_OK);
     CU_ASSERT_NOT_EQUAL(a, c);
     CC->destroy(cc);
-    tkv none[] = {{"executor", "compiler", "no-such-cc-xyz"},
-                  {NULL, NULL, NULL}};
+    mock_kv none[] = {{"executor", "compiler", "no-such-cc-xyz"},
+                      {NULL, NULL, NULL}};
     cc = cc_make(root, NULL, none);
-    EXPECT_INT(CC->executor->identity(cc, ctx(), "release", &c), VSCHED_ETOOL);
-    EXPECT_CONTAINS(T.diag, "cannot run 'no-such-cc-xyz'");
+    EXPECT_INT(CC->executor->identity(cc, mock_ctx(), "release", &c),
+               VSCHED_ETOOL);
+    EXPECT_CONTAINS(MOCK.diag, "cannot run 'no-such-cc-xyz'");
     CC->destroy(cc);
     free(script);
     free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 static void cc_artifact_reports_compiler_warnings(void)
 {
     char *top, *root = cc_tree(&top);
-    tkv more[] = {{"executor", "cflags", "-Wall"}, {NULL, NULL, NULL}};
+    mock_kv more[] = {{"executor", "cflags", "-Wall"}, {NULL, NULL, NULL}};
     void *cc = cc_make(root, NULL, more);
     vsched_artifact_out o;
-    ctx();
+    mock_ctx();
     EXPECT_INT(cc_build(cc, root, "w.c",
                         "int f(void) { int unused_var; return 0; }\n",
                         "release", &o),
                VSCHED_OK);
-    EXPECT_INT(T.n_warn, 1);
-    EXPECT_CONTAINS(T.diag, "unused_var");
+    EXPECT_INT(MOCK.n_warn, 1);
+    EXPECT_CONTAINS(MOCK.diag, "unused_var");
     CU_ASSERT_EQUAL(access(o.tmp_path, F_OK), 0);
     out_free(&o);
     CC->destroy(cc);
     free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 static void cc_compile_error_is_etool_with_compiler_message(void)
 {
-    char *top, *root = cc_tree(&top), *out = path2(top, "out");
+    char *top, *root = cc_tree(&top), *out = mock_path2(top, "out");
     void *cc = cc_make(root, out, NULL);
     vsched_artifact_out o;
-    ctx();
+    mock_ctx();
     EXPECT_INT(cc_build(cc, root, "src/bad.c",
                         "int f(void) { return no_such_symbol; }\n", "release",
                         &o),
                VSCHED_ETOOL);
     CU_ASSERT_PTR_NULL(o.path);
     CU_ASSERT_PTR_NULL(o.tmp_path);
-    EXPECT_INT(T.n_err, 1);
-    EXPECT_CONTAINS(T.diag, "src/bad.c:0: error: ");
-    EXPECT_CONTAINS(T.diag, "no_such_symbol");
+    EXPECT_INT(MOCK.n_err, 1);
+    EXPECT_CONTAINS(MOCK.diag, "src/bad.c:0: error: ");
+    EXPECT_CONTAINS(MOCK.diag, "no_such_symbol");
     EXPECT_INT(tmp_leftovers(out), 0);
     CC->destroy(cc);
     free(root), free(out);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 static void cc_missing_compiler_is_etool_with_cannot_run(void)
 {
     char *top, *root = cc_tree(&top);
-    tkv more[] = {{"executor", "compiler", "gcc-99"}, {NULL, NULL, NULL}};
+    mock_kv more[] = {{"executor", "compiler", "gcc-99"}, {NULL, NULL, NULL}};
     void *cc = cc_make(root, NULL, more);
     vsched_artifact_out o;
-    ctx();
+    mock_ctx();
     EXPECT_INT(cc_build(cc, root, "a.c", "int x;\n", "release", &o),
                VSCHED_ETOOL);
-    EXPECT_CONTAINS(T.diag, "cannot run 'gcc-99': No such file or directory");
+    EXPECT_CONTAINS(MOCK.diag,
+                    "cannot run 'gcc-99': No such file or directory");
     CC->destroy(cc);
     free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 /* A "compiler" script that creates its -o file, records its pid, ignores
  * SIGTERM when `stubborn`, and blocks in sleep 30 under the same pid. */
 static char *hung_compiler(const char *top, int stubborn)
 {
-    char *script = path2(top, "hung-cc"), *pidf = path2(top, "pid"),
+    char *script = mock_path2(top, "hung-cc"), *pidf = mock_path2(top, "pid"),
          text[1024];
     snprintf(text, sizeof text,
              "#!/bin/sh\nfor a; do out=$a; done\n: > \"$out\"\n%s"
              "echo $$ > '%s'\nexec sleep 30\n",
              stubborn ? "trap '' TERM\n" : "", pidf);
-    put(top, "hung-cc", text);
+    mock_put(top, "hung-cc", text);
     chmod(script, 0755);
     free(pidf);
     return script;
 }
 
-/* Cancel T once the pid file `arg` exists. */
+/* Cancel MOCK once the pid file `arg` exists. */
 static void *cancel_when_started(void *arg)
 {
     for (int i = 0; i < 1000 && access(arg, F_OK) != 0; i++)
         usleep(10000);
     usleep(50000);
-    atomic_store(&T.cancel, 1);
+    atomic_store(&MOCK.cancel, 1);
     return NULL;
 }
 
 static pid_t read_pid(const char *top)
 {
-    char *p = path2(top, "pid");
+    char *p = mock_path2(top, "pid");
     FILE *f = fopen(p, "r");
     int pid = -1;
     if (f == NULL || fscanf(f, "%d", &pid) != 1)
@@ -1039,13 +885,13 @@ static pid_t read_pid(const char *top)
 
 static void cc_cancellation_kills_a_running_compiler(void)
 {
-    char *top, *root = cc_tree(&top), *out = path2(top, "out");
-    char *script = hung_compiler(top, 1), *pidf = path2(top, "pid");
-    tkv more[] = {{"executor", "compiler", script}, {NULL, NULL, NULL}};
+    char *top, *root = cc_tree(&top), *out = mock_path2(top, "out");
+    char *script = hung_compiler(top, 1), *pidf = mock_path2(top, "pid");
+    mock_kv more[] = {{"executor", "compiler", script}, {NULL, NULL, NULL}};
     void *cc = cc_make(root, out, more);
     vsched_artifact_out o;
     pthread_t th;
-    ctx();
+    mock_ctx();
     pthread_create(&th, NULL, cancel_when_started, pidf);
     time_t t0 = time(NULL);
     EXPECT_INT(cc_build(cc, root, "slow.c", "int x;\n", "release", &o),
@@ -1060,33 +906,33 @@ static void cc_cancellation_kills_a_running_compiler(void)
     EXPECT_INT(tmp_leftovers(out), 0);
     CC->destroy(cc);
     free(root), free(out), free(script), free(pidf);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 static void cc_timeout_kills_a_hung_compiler(void)
 {
-    char *top, *root = cc_tree(&top), *out = path2(top, "out");
+    char *top, *root = cc_tree(&top), *out = mock_path2(top, "out");
     char *script = hung_compiler(top, 0);
-    tkv more[] = {{"executor", "compiler", script},
-                  {"executor", "timeout", "1"},
-                  {NULL, NULL, NULL}};
+    mock_kv more[] = {{"executor", "compiler", script},
+                      {"executor", "timeout", "1"},
+                      {NULL, NULL, NULL}};
     void *cc = cc_make(root, out, more);
     vsched_artifact_out o;
-    ctx();
+    mock_ctx();
     EXPECT_INT(cc_build(cc, root, "slow.c", "int x;\n", "release", &o),
                VSCHED_ETIMEDOUT);
-    EXPECT_CONTAINS(T.diag, "timed out after 1 s");
+    EXPECT_CONTAINS(MOCK.diag, "timed out after 1 s");
     pid_t pid = read_pid(top);
     CU_ASSERT_TRUE(pid > 0 && kill(pid, 0) == -1 && errno == ESRCH);
     EXPECT_INT(tmp_leftovers(out), 0);
     CC->destroy(cc);
     free(root), free(out), free(script);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 static void cc_header_artifact_produces_nothing(void)
 {
-    char *top, *root = cc_tree(&top), *out = path2(top, "out");
+    char *top, *root = cc_tree(&top), *out = mock_path2(top, "out");
     void *cc = cc_make(root, out, NULL);
     vsched_artifact_out o;
     EXPECT_INT(cc_build(cc, root, "a.h", "int x;\n", "release", &o),
@@ -1097,7 +943,7 @@ static void cc_header_artifact_produces_nothing(void)
     CU_ASSERT_EQUAL(access(out, F_OK), -1);
     CC->destroy(cc);
     free(root), free(out);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 /* Rename o's tmp to its path, as the host publishes. */
@@ -1108,13 +954,13 @@ static void publish(vsched_artifact_out *o)
 
 static void cc_link_job_produces_runnable_binary_with_profile_flags(void)
 {
-    char *top, *root = cc_tree(&top), *out = path2(top, "out");
-    tkv more[] = {{"executor", "cflags", "-DANSWER=1"},
-                  {"executor", "include_dirs", "include"},
-                  {"profile.debug", "cflags", "-DANSWER=42 -O0"},
-                  {"profile.debug", "libs", "-lm"},
-                  {NULL, NULL, NULL}};
-    put(root, "include/twice.h", "int twice(int);\n");
+    char *top, *root = cc_tree(&top), *out = mock_path2(top, "out");
+    mock_kv more[] = {{"executor", "cflags", "-DANSWER=1"},
+                      {"executor", "include_dirs", "include"},
+                      {"profile.debug", "cflags", "-DANSWER=42 -O0"},
+                      {"profile.debug", "libs", "-lm"},
+                      {NULL, NULL, NULL}};
+    mock_put(root, "include/twice.h", "int twice(int);\n");
     void *cc = cc_make(root, out, more);
     vsched_artifact_out a, b, l;
     EXPECT_INT(cc_build(cc, root, "src/main.c",
@@ -1133,8 +979,8 @@ static void cc_link_job_produces_runnable_binary_with_profile_flags(void)
     const char *inputs[] = {a.path, b.path};
     vsched_job_in job = {"link", "hello", "debug",
                          inputs, 2,       sizeof(vsched_job_in)};
-    EXPECT_INT(CC->executor->job(cc, &T.ctx, &job, &l), VSCHED_OK);
-    char *want = path2(out, "debug/hello");
+    EXPECT_INT(CC->executor->job(cc, &MOCK.ctx, &job, &l), VSCHED_OK);
+    char *want = mock_path2(out, "debug/hello");
     EXPECT_STR(l.path, want);
     CU_ASSERT_NOT_EQUAL(l.artifact_hash, 0);
     publish(&l);
@@ -1147,16 +993,17 @@ static void cc_link_job_produces_runnable_binary_with_profile_flags(void)
     out_free(&l);
     vsched_job_in bad = {"archive", "x", "debug",
                          inputs,    2,   sizeof(vsched_job_in)};
-    EXPECT_INT(CC->executor->job(cc, &T.ctx, &bad, &l), VSCHED_EUNSUPPORTED);
+    EXPECT_INT(CC->executor->job(cc, &MOCK.ctx, &bad, &l),
+               VSCHED_EUNSUPPORTED);
     out_free(&a), out_free(&b), free(want);
     CC->destroy(cc);
     free(root), free(out);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 static void cc_link_failure_is_etool_with_linker_message(void)
 {
-    char *top, *root = cc_tree(&top), *out = path2(top, "out");
+    char *top, *root = cc_tree(&top), *out = mock_path2(top, "out");
     void *cc = cc_make(root, out, NULL);
     vsched_artifact_out a, l;
     EXPECT_INT(cc_build(cc, root, "m.c",
@@ -1168,23 +1015,23 @@ static void cc_link_failure_is_etool_with_linker_message(void)
     const char *inputs[] = {a.path};
     vsched_job_in job = {"link", "prog", "release",
                          inputs, 1,      sizeof(vsched_job_in)};
-    ctx();
-    EXPECT_INT(CC->executor->job(cc, &T.ctx, &job, &l), VSCHED_ETOOL);
+    mock_ctx();
+    EXPECT_INT(CC->executor->job(cc, &MOCK.ctx, &job, &l), VSCHED_ETOOL);
     CU_ASSERT_PTR_NULL(l.path);
-    EXPECT_CONTAINS(T.diag, "prog:0: error: ");
-    EXPECT_CONTAINS(T.diag, "missing_fn");
+    EXPECT_CONTAINS(MOCK.diag, "prog:0: error: ");
+    EXPECT_CONTAINS(MOCK.diag, "missing_fn");
     EXPECT_INT(tmp_leftovers(out), 0);
     out_free(&a);
     CC->destroy(cc);
     free(root), free(out);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 /* One compile of a concurrency test, with a context of its own. */
 typedef struct cc_job_arg {
     void *cc;
     const char *name;
-    tctx t;
+    mock_host t;
     int rc;
     vsched_artifact_out out;
 } cc_job_arg;
@@ -1192,15 +1039,7 @@ typedef struct cc_job_arg {
 static void *cc_compile_thread(void *arg)
 {
     cc_job_arg *j = arg;
-    j->t.ctx = (vsched_ctx){sizeof(vsched_ctx),
-                            t_is_cancelled,
-                            t_diag,
-                            t_alloc,
-                            t_realloc,
-                            t_free,
-                            &j->t,
-                            NULL,
-                            NULL};
+    mock_ctx_init(&j->t);
     vsched_source_out so = {0};
     const char *text = "int f(void) { return 7; }\n";
     j->rc = CC->executor->source(j->cc, &j->t.ctx, j->name, "c", text,
@@ -1217,14 +1056,14 @@ static void *cc_compile_thread(void *arg)
 
 static void cc_concurrent_compiles_share_one_instance(void)
 {
-    char *top, *root = cc_tree(&top), *out = path2(top, "out");
+    char *top, *root = cc_tree(&top), *out = mock_path2(top, "out");
     enum {
         N = 6
     };
     static const char *const names[N] = {"src/0.c", "src/1.c", "src/2.c",
                                          "src/3.c", "src/4.c", "src/5.c"};
     for (int i = 0; i < N; i++)
-        put(root, names[i], "int f(void) { return 7; }\n");
+        mock_put(root, names[i], "int f(void) { return 7; }\n");
     void *cc = cc_make(root, out, NULL);
     cc_job_arg *jobs = calloc(N, sizeof *jobs);
     pthread_t th[N];
@@ -1244,7 +1083,7 @@ static void cc_concurrent_compiles_share_one_instance(void)
     free(jobs);
     CC->destroy(cc);
     free(root), free(out);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 static void cc_create_validates_roots_and_include_dirs(void)
@@ -1253,26 +1092,26 @@ static void cc_create_validates_roots_and_include_dirs(void)
     void *inst;
     const vsched_plugin *cc = cc_LTX_vsched_plugin_entry();
     /* [loader] root is relative to the config dir when source_root unset */
-    tkv rel[] = {{"loader", "root", "root"},
-                 {"executor", "out_dir", "out"},
-                 {NULL, NULL, NULL}};
+    mock_kv rel[] = {{"loader", "root", "root"},
+                     {"executor", "out_dir", "out"},
+                     {NULL, NULL, NULL}};
     EXPECT_INT(make(cc, "executor", top, rel, &inst, &err), VSCHED_OK);
     cc->destroy(inst);
-    tkv esc[] = {{"loader", "root", root},
-                 {"executor", "out_dir", "/tmp"},
-                 {"executor", "include_dirs", "include ../up"},
-                 {NULL, NULL, NULL}};
+    mock_kv esc[] = {{"loader", "root", root},
+                     {"executor", "out_dir", "/tmp"},
+                     {"executor", "include_dirs", "include ../up"},
+                     {NULL, NULL, NULL}};
     EXPECT_INT(make(cc, "executor", top, esc, &inst, &err), VSCHED_ECONFIG);
     CU_ASSERT_PTR_NOT_NULL_FATAL(err);
     EXPECT_CONTAINS(err, "include_dirs");
     free(err);
-    tkv none[] = {{"executor", "out_dir", "/tmp"}, {NULL, NULL, NULL}};
+    mock_kv none[] = {{"executor", "out_dir", "/tmp"}, {NULL, NULL, NULL}};
     EXPECT_INT(make(cc, "executor", top, none, &inst, &err), VSCHED_ECONFIG);
     CU_ASSERT_PTR_NOT_NULL_FATAL(err);
     EXPECT_STR(err, "cc: [executor] set source_root, or root in [loader]");
     free(err);
     free(root);
-    rm_rf(top);
+    mock_rm_rf(top);
 }
 
 /* ---- null -------------------------------------------------------------------- */
@@ -1283,9 +1122,9 @@ static void *null_make(const char *files, const char *deps, const char *seed,
                        const char *cost, const char *fail)
 {
     NL = null_LTX_vsched_plugin_entry();
-    tkv kv[] = {{"loader", "files", files}, {"loader", "deps", deps},
-                {"loader", "seed", seed},   {"loader", "cost_us", cost},
-                {"loader", "fail", fail},   {NULL, NULL, NULL}};
+    mock_kv kv[] = {{"loader", "files", files}, {"loader", "deps", deps},
+                    {"loader", "seed", seed},   {"loader", "cost_us", cost},
+                    {"loader", "fail", fail},   {NULL, NULL, NULL}};
     void *inst;
     char *err;
     EXPECT_INT(make(NL, "loader", "/", kv, &inst, &err), VSCHED_OK);
@@ -1297,7 +1136,7 @@ static char *null_load(void *nl, const char *name)
 {
     char *bytes = NULL;
     size_t len;
-    EXPECT_INT(NL->loader->load(nl, &T.ctx, name, &bytes, &len), VSCHED_OK);
+    EXPECT_INT(NL->loader->load(nl, &MOCK.ctx, name, &bytes, &len), VSCHED_OK);
     CU_ASSERT_FATAL(bytes != NULL && strlen(bytes) == len);
     return bytes;
 }
@@ -1360,18 +1199,18 @@ static void null_names_outside_the_range_are_enoent(void)
     char *c = NULL, *bytes, kind[8];
     size_t len;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        EXPECT_INT(NL->loader->exists(nl, &T.ctx, bad[i]), 0);
-        EXPECT_INT(NL->loader->load(nl, &T.ctx, bad[i], &bytes, &len),
+        EXPECT_INT(NL->loader->exists(nl, &MOCK.ctx, bad[i]), 0);
+        EXPECT_INT(NL->loader->load(nl, &MOCK.ctx, bad[i], &bytes, &len),
                    VSCHED_ENOENT);
-        EXPECT_INT(NL->loader->realpath(nl, &T.ctx, bad[i], &c),
+        EXPECT_INT(NL->loader->realpath(nl, &MOCK.ctx, bad[i], &c),
                    VSCHED_ENOENT);
     }
-    EXPECT_INT(NL->loader->exists(nl, &T.ctx, "f199"), 1);
-    EXPECT_INT(NL->loader->exists(nl, &T.ctx, "f0"), 1);
-    EXPECT_INT(NL->loader->realpath(nl, &T.ctx, "f42", &c), VSCHED_OK);
+    EXPECT_INT(NL->loader->exists(nl, &MOCK.ctx, "f199"), 1);
+    EXPECT_INT(NL->loader->exists(nl, &MOCK.ctx, "f0"), 1);
+    EXPECT_INT(NL->loader->realpath(nl, &MOCK.ctx, "f42", &c), VSCHED_OK);
     EXPECT_STR(c, "f42");
     free(c);
-    EXPECT_INT(NL->loader->classify(nl, &T.ctx, "f42", kind, sizeof kind),
+    EXPECT_INT(NL->loader->classify(nl, &MOCK.ctx, "f42", kind, sizeof kind),
                VSCHED_OK);
     EXPECT_STR(kind, "null");
     NL->destroy(nl);
@@ -1395,13 +1234,13 @@ static int null_artifact(void *nl, const char *name, const char *profile,
                          uint64_t analysis, vsched_artifact_out *out)
 {
     vsched_source_out so = {0};
-    EXPECT_INT(NL->executor->source(nl, &T.ctx, name, "null", "", 0, &so),
+    EXPECT_INT(NL->executor->source(nl, &MOCK.ctx, name, "null", "", 0, &so),
                VSCHED_OK);
     vsched_artifact_in in = {
         name, profile, so.snapshot, analysis, sizeof(vsched_artifact_in),
         NULL, 0};
     memset(out, 0xAB, sizeof *out);
-    int rc = NL->executor->artifact(nl, &T.ctx, &in, out);
+    int rc = NL->executor->artifact(nl, &MOCK.ctx, &in, out);
     NL->executor->snapshot_free(nl, so.snapshot);
     return rc;
 }
@@ -1410,12 +1249,12 @@ static void null_forced_failure_is_etool_with_diag(void)
 {
     void *nl = null_make("10", "3", "1", "0", "f3 f7");
     vsched_artifact_out o;
-    ctx();
+    mock_ctx();
     EXPECT_INT(null_artifact(nl, "f3", "release", 1, &o), VSCHED_ETOOL);
-    EXPECT_STR(T.diag, "f3:0: error: null: forced failure\n");
+    EXPECT_STR(MOCK.diag, "f3:0: error: null: forced failure\n");
     EXPECT_INT(null_artifact(nl, "f7", "release", 1, &o), VSCHED_ETOOL);
     EXPECT_INT(null_artifact(nl, "f4", "release", 1, &o), VSCHED_OK);
-    EXPECT_INT(T.n_err, 2);
+    EXPECT_INT(MOCK.n_err, 2);
     NL->destroy(nl);
 }
 
@@ -1431,12 +1270,12 @@ static void null_artifact_writes_nothing_and_keys_on_profile(void)
     EXPECT_INT(o.artifact_hash, 0x1234 ^ XXH3_64bits("debug", 5));
     vsched_job_in job = {"link", "all", "debug",
                          NULL,   0,     sizeof(vsched_job_in)};
-    EXPECT_INT(NL->executor->job(nl, &T.ctx, &job, &o), VSCHED_OK);
+    EXPECT_INT(NL->executor->job(nl, &MOCK.ctx, &job, &o), VSCHED_OK);
     CU_ASSERT_PTR_NULL(o.path);
     uint64_t b[] = {7, 8}, h = 0, cat[] = {3, 7, 8};
     vsched_analysis_in in = {"f1", NULL, 3, b, 2, sizeof(vsched_analysis_in),
                              NULL};
-    EXPECT_INT(NL->executor->analysis(nl, &T.ctx, &in, &h), VSCHED_OK);
+    EXPECT_INT(NL->executor->analysis(nl, &MOCK.ctx, &in, &h), VSCHED_OK);
     EXPECT_INT(h, XXH3_64bits(cat, sizeof cat)); /* same formula as cc */
     NL->destroy(nl);
 }
@@ -1474,9 +1313,10 @@ static void null_cost_stops_when_cancelled(void)
     uint64_t h = 0;
     vsched_analysis_in in = {
         "f1", NULL, 3, NULL, 0, sizeof(vsched_analysis_in), NULL};
-    ctx();
-    atomic_store(&T.cancel, 1);
-    EXPECT_INT(NL->executor->analysis(nl, &T.ctx, &in, &h), VSCHED_ECANCELLED);
+    mock_ctx();
+    atomic_store(&MOCK.cancel, 1);
+    EXPECT_INT(NL->executor->analysis(nl, &MOCK.ctx, &in, &h),
+               VSCHED_ECANCELLED);
     NL->destroy(nl);
 }
 

@@ -84,26 +84,6 @@ void cc__words_free(cc_words *w)
     memset(w, 0, sizeof *w);
 }
 
-/* Contract in cc.h. */
-char *cc__host_strdup(const vsched_ctx *ctx, const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = ctx->alloc(ctx, n);
-    return d != NULL ? memcpy(d, s, n) : NULL;
-}
-
-/* Contract in cc.h. */
-void cc__diagf(const vsched_ctx *ctx, vsched_severity sev, const char *file,
-               unsigned line, const char *fmt, ...)
-{
-    char buf[PATH_MAX + 512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    ctx->diag(ctx, sev, file, line, buf);
-}
-
 /* ---- profiles ------------------------------------------------------------ */
 
 static void cc_hash_words(XXH3_state_t *st, const cc_words *w)
@@ -202,37 +182,11 @@ static int cc_source(void *inst, const vsched_ctx *ctx, const char *name,
     return VSCHED_OK;
 }
 
-/* A ctx->alloc'ed copy of the include list, or NULL. */
-static char **cc_copy_names(const vsched_ctx *ctx, const cc_snap *s)
-{
-    char **v = ctx->alloc(ctx, (s->n + 1) * sizeof(char *));
-    for (size_t i = 0; v != NULL && i < s->n; i++) {
-        if ((v[i] = cc__host_strdup(ctx, s->inc[i])) == NULL) {
-            while (i > 0)
-                ctx->free(ctx, v[--i]);
-            ctx->free(ctx, v);
-            v = NULL;
-        }
-    }
-    return v;
-}
-
 static int cc_extract_deps(void *inst, const vsched_ctx *ctx, const char *name,
                            const void *snapshot, vsched_deps_out *out)
 {
     const cc_snap *s = snapshot;
-    memset(out, 0, sizeof *out);
-    char **deps = cc_copy_names(ctx, s);
-    char **blockers = deps != NULL ? cc_copy_names(ctx, s) : NULL;
-    if (blockers == NULL) {
-        for (size_t i = 0; deps != NULL && i < s->n; i++)
-            ctx->free(ctx, deps[i]);
-        if (deps != NULL)
-            ctx->free(ctx, deps);
-        return VSCHED_ENOMEM;
-    }
-    *out = (vsched_deps_out){deps, s->n, blockers, s->n};
-    return VSCHED_OK;
+    return vp_deps_out(ctx, s->inc, s->n, out);
 }
 
 static int cc_analysis(void *inst, const vsched_ctx *ctx,
@@ -258,49 +212,14 @@ static void cc_snapshot_free(void *inst, void *snapshot)
 
 /* ---- lifecycle ----------------------------------------------------------- */
 
-/* `path` made absolute against `base` (malloc), or NULL. */
-static char *cc_absolute(const char *base, const char *path)
-{
-    if (path[0] == '/' || base == NULL)
-        return strdup(path);
-    size_t n = strlen(base) + strlen(path) + 2;
-    char *s = malloc(n);
-    if (s != NULL)
-        snprintf(s, n, "%s/%s", base, path);
-    return s;
-}
-
 /* Normalise each include dir in place; -1 (and its index in *bad) when
  * one is absolute or climbs above the root. */
 static int cc_normalise_dirs(cc_words *w, size_t *bad)
 {
     for (size_t i = 0; i < w->n; i++) {
-        char *d = w->v[i], *o = d;
         *bad = i;
-        if (d[0] == '/')
+        if (vp_normalise_dir(w->v[i]) != 0)
             return -1;
-        for (char *p = d; *p != '\0';) {
-            while (*p == '/')
-                p++;
-            char *e = p + strcspn(p, "/");
-            size_t len = (size_t)(e - p);
-            if (len == 2 && p[0] == '.' && p[1] == '.') {
-                if (o == d)
-                    return -1;
-                while (o > d && o[-1] != '/')
-                    o--;
-                o -= o > d;
-            } else if (len > 0 && !(len == 1 && p[0] == '.')) {
-                if (o > d)
-                    *o++ = '/';
-                memmove(o, p, len);
-                o += len;
-            }
-            p = e;
-        }
-        if (o == d)
-            *o++ = '.';
-        *o = '\0';
     }
     return 0;
 }
@@ -341,12 +260,12 @@ static const char *cc_configure(cc_inst *cc, const vsched_config *cfg,
         return "out of memory";
     if ((v = cfg->get(cfg, sec, "out_dir")) == NULL || v[0] == '\0')
         return "out_dir is not set";
-    if ((cc->out_dir = cc_absolute(cfg->config_dir, v)) == NULL)
+    if ((cc->out_dir = vp_absolute(cfg->config_dir, v)) == NULL)
         return "out of memory";
     if ((v = cfg->get(cfg, sec, "source_root")) == NULL &&
         (v = cfg->get(cfg, "loader", "root")) == NULL)
         return "set source_root, or root in [loader]";
-    char *abs = cc_absolute(cfg->config_dir, v);
+    char *abs = vp_absolute(cfg->config_dir, v);
     if (abs == NULL)
         return "out of memory";
     char ebuf[128];
@@ -381,11 +300,11 @@ static int cc_create(const vsched_ctx *ctx, const vsched_config *cfg,
     const char *err = cc_configure(cc, cfg, why, sizeof why);
     if (err != NULL) {
         snprintf(msg, sizeof msg, "cc: [%s] %s", cfg->section, err);
-        *errmsg = cc__host_strdup(ctx, msg);
+        *errmsg = vp_host_strdup(ctx, msg);
         cc_destroy(cc);
         return VSCHED_ECONFIG;
     }
-    cc__sweep_stale(cc->out_dir);
+    vp_sweep_stale(cc->out_dir);
     *inst = cc;
     return VSCHED_OK;
 }

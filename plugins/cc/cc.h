@@ -8,7 +8,9 @@
  *   depfile.c  the compiler's -MD depfile, parsed into source names
  *   launcher.c the compile launcher (ccache, distcc) and its children's
  *              environment; hosts.c, distcc host lists
- *   sweep.c    temporaries: created with O_EXCL; those of dead runs removed
+ *
+ * Spawning, capture, paths and temporaries come from the plugins' helper
+ * library (plugins/common/vp.h), shared with cmd.
  *
  * Every symbol here is hidden; the module exports only its entry.
  */
@@ -20,6 +22,8 @@
 #include <stdint.h>
 
 #include <vsched/plugin.h>
+
+#include "../common/vp.h"
 
 #define CC__HIDDEN __attribute__((visibility("hidden")))
 
@@ -71,20 +75,6 @@ typedef struct cc_snap {
     char *inc[];
 } cc_snap;
 
-/* ---- sweep.c ------------------------------------------------------------- */
-
-/* Remove every temporary (a base name holding ".tmp.PID.") under out_dir
- * whose PID is not a live process: what a killed run left. Errors are
- * ignored (a missing out_dir has nothing to sweep). */
-CC__HIDDEN void cc__sweep_stale(const char *out_dir);
-
-/* Create `path`.tmp.PID.N with O_EXCL (mode 0666 & ~umask) into tmp
- * (`size` bytes), N from *counter (atomic), retrying on a name that
- * exists: no name another user pre-created is ever written through.
- * 0 or an errno value. */
-CC__HIDDEN int cc__tmp_create(char *tmp, size_t size, const char *path,
-                              unsigned long *counter);
-
 /* ---- cc.c ---------------------------------------------------------------- */
 
 /* Split `s` (NULL = empty) into words. Returns 0 or VSCHED_ENOMEM. */
@@ -94,13 +84,6 @@ CC__HIDDEN void cc__words_free(cc_words *w);
 /* The flags of `profile`, created on first use. Takes inst->lock. Returns
  * NULL on exhaustion. The result lives until destroy. */
 CC__HIDDEN const cc_profile *cc__profile(cc_inst *cc, const char *profile);
-/* Copy of `s` from ctx->alloc, or NULL. */
-CC__HIDDEN char *cc__host_strdup(const vsched_ctx *ctx, const char *s);
-/* Report `fmt` through ctx->diag with severity `sev` about `file`. */
-CC__HIDDEN void cc__diagf(const vsched_ctx *ctx, vsched_severity sev,
-                          const char *file, unsigned line, const char *fmt,
-                          ...) __attribute__((format(printf, 5, 6)));
-
 /* ---- scan.c -------------------------------------------------------------- */
 
 /* Scan `bytes` of source `name` for #include directives and resolve them

@@ -1,14 +1,11 @@
 /*
  * compile.c -- running the compiler for the `cc` executor.
  *
- * A tool runs from an argv with posix_spawnp (never through a shell), in a
- * process group of its own, with stdin on /dev/null and stdout and stderr
- * on one pipe that is drained while the tool runs (so a chatty compiler can
- * never block on a full pipe). The wait polls the pipe and a pidfd of the
- * child with a 50 ms tick, checking cancellation and the timeout at each
- * tick; a cancelled or timed-out tool's group gets SIGTERM, then SIGKILL
- * after a second. A tool writes to a temporary name next to its final
- * output, which is removed on every failure; the host renames it.
+ * A tool runs from an argv, never through a shell, through the plugins'
+ * helper (plugins/common/proc.c: a process group of its own, output
+ * captured, cancellation and the timeout kill the group), in cc's
+ * children's environment. A tool writes to a temporary name next to its
+ * final output, which is removed on every failure; the host renames it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,212 +27,19 @@
 
 #include "cc.h"
 
-extern char **environ;
-
-#define CC_TICK_MS 50
-#define CC_OUTPUT_MAX (1u << 20) /* captured output kept per tool run */
-
-/* Captured output of a tool. */
-typedef struct cc_output {
-    char *p;
-    size_t n, cap;
-    int truncated;
-} cc_output;
-
-/* Outcome of cc_wait. */
-enum {
-    CC_EXITED,
-    CC_CANCELLED,
-    CC_TIMEDOUT
-};
-
-static long long cc_now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-static int cc_cancelled(const vsched_ctx *ctx)
-{
-    return ctx->is_cancelled != NULL && ctx->is_cancelled(ctx);
-}
-
-static const char *cc_errstr(int err, char *buf, size_t cap)
-{
-    return strerror_r(err, buf, cap);
-}
-
-/* ---- output capture ------------------------------------------------------ */
-
-/* Read what is available on `fd`; returns 0 at end of file or on error,
- * 1 when the pipe is still open. */
-static int cc_drain(int fd, cc_output *o)
-{
-    char chunk[16384];
-    for (;;) {
-        ssize_t r = read(fd, chunk, sizeof chunk);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return errno == EAGAIN;
-        if (r == 0)
-            return 0;
-        size_t keep = (size_t)r;
-        if (o->n + keep > CC_OUTPUT_MAX) {
-            keep = CC_OUTPUT_MAX - o->n;
-            o->truncated = 1;
-        }
-        if (o->n + keep + 1 > o->cap) {
-            size_t cap = o->cap ? o->cap : 4096;
-            while (cap < o->n + keep + 1)
-                cap *= 2;
-            char *p = realloc(o->p, cap);
-            if (p == NULL) {
-                o->truncated = 1;
-                continue;
-            }
-            o->p = p;
-            o->cap = cap;
-        }
-        memcpy(o->p + o->n, chunk, keep);
-        o->n += keep;
-        o->p[o->n] = '\0';
-    }
-}
-
-/* ---- waiting and killing ------------------------------------------------- */
-
-/* 1 once `pid` has exited (left unreaped, so its group id stays ours). */
-static int cc_exited(pid_t pid)
-{
-    siginfo_t si;
-    memset(&si, 0, sizeof si);
-    if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
-        return errno == ECHILD;
-    return si.si_pid == pid;
-}
-
-/* Block up to `ms` for the child to exit (pidfd, or a short sleep). */
-static void cc_park(int pidfd, int rfd, int ms)
-{
-    struct pollfd fds[2];
-    nfds_t n = 0;
-    if (rfd >= 0)
-        fds[n++] = (struct pollfd){.fd = rfd, .events = POLLIN};
-    if (pidfd >= 0)
-        fds[n++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
-    if (n > 0) {
-        poll(fds, n, ms);
-    } else {
-        struct timespec ts = {0, (long)ms * 1000000};
-        nanosleep(&ts, NULL);
-    }
-}
-
-/* Terminate the group of `pid`: SIGTERM, SIGKILL after a second. */
-static void cc_kill(pid_t pid, int pidfd)
-{
-    kill(-pid, SIGTERM);
-    for (int i = 0; i < 1000 / CC_TICK_MS && !cc_exited(pid); i++)
-        cc_park(pidfd, -1, CC_TICK_MS);
-    kill(-pid, SIGKILL); /* the leader is a zombie: also ends stragglers */
-}
-
-/* Run until the child exits, the work is cancelled or the timeout passes,
- * capturing output. The child is reaped on return; *status is its wait
- * status when CC_EXITED. */
-static int cc_wait(const cc_inst *cc, const vsched_ctx *ctx, pid_t pid,
-                   int rfd, cc_output *out, int *status)
-{
-    int pidfd = (int)pidfd_open(pid, 0); /* -1 on old kernels: sleep ticks */
-    long long deadline =
-        cc->timeout > 0 ? cc_now_ms() + cc->timeout * 1000 : 0;
-    int outcome = CC_EXITED, backoff = 1;
-    fcntl(rfd, F_SETFL, fcntl(rfd, F_GETFL) | O_NONBLOCK);
-    for (;;) {
-        if (rfd >= 0 && !cc_drain(rfd, out)) {
-            close(rfd);
-            rfd = -1;
-        }
-        if (cc_exited(pid))
-            break;
-        if (cc_cancelled(ctx) || (deadline && cc_now_ms() >= deadline)) {
-            outcome = cc_cancelled(ctx) ? CC_CANCELLED : CC_TIMEDOUT;
-            cc_kill(pid, pidfd);
-            break;
-        }
-        if (rfd >= 0 || pidfd >= 0) {
-            cc_park(pidfd, rfd, CC_TICK_MS);
-        } else { /* no pidfd: sleep 1, 2, 4 ... 50 ms */
-            cc_park(-1, -1, backoff);
-            backoff = backoff < CC_TICK_MS / 2 ? backoff * 2 : CC_TICK_MS;
-        }
-    }
-    if (rfd >= 0) {
-        cc_drain(rfd, out); /* what the tool wrote before exiting */
-        close(rfd);
-    }
-    if (pidfd >= 0)
-        close(pidfd);
-    while (waitpid(pid, status, 0) < 0 && errno == EINTR)
-        ;
-    return outcome;
-}
-
-/* ---- running a tool ------------------------------------------------------ */
-
-/* Spawn argv[0] with output on a pipe, in cc's children's environment;
- * 0 or an errno value. */
-static int cc_spawn(const cc_inst *cc, char *const argv[], pid_t *pid,
-                    int *rfd)
-{
-    int pfd[2];
-    if (pipe2(pfd, O_CLOEXEC) != 0)
-        return errno;
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
-    posix_spawnattr_init(&at);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
-                                      POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
-    posix_spawnattr_setpgroup(&at, 0);
-    posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setsigdefault(&at, &all);
-    int err = posix_spawnp(pid, argv[0], &fa, &at, argv,
-                           cc->env != NULL ? cc->env : environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
-    close(pfd[1]);
-    if (err != 0)
-        close(pfd[0]);
-    else
-        *rfd = pfd[0];
-    return err;
-}
-
 /* Report a failed run of argv[0] about `file`. */
 static void cc_report_failure(const vsched_ctx *ctx, const char *tool,
-                              const char *file, int status, cc_output *o)
+                              const char *file, int status, vp_output *o)
 {
     if (o->n > 0) {
-        static const char mark[] = "\n[... output truncated ...]\n";
-        if (o->truncated && o->n >= sizeof mark)
-            memcpy(o->p + o->n - (sizeof mark - 1), mark, sizeof mark);
+        vp_output_mark_truncated(o);
         ctx->diag(ctx, VSCHED_SEV_ERROR, file, 0, o->p);
     } else if (WIFSIGNALED(status)) {
-        cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0, "'%s' killed by signal %d",
-                  tool, WTERMSIG(status));
+        vp_diagf(ctx, VSCHED_SEV_ERROR, file, 0, "'%s' killed by signal %d",
+                 tool, WTERMSIG(status));
     } else {
-        cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0, "'%s' exited with status %d",
-                  tool, WEXITSTATUS(status));
+        vp_diagf(ctx, VSCHED_SEV_ERROR, file, 0, "'%s' exited with status %d",
+                 tool, WEXITSTATUS(status));
     }
 }
 
@@ -245,24 +49,22 @@ static int cc_run(const cc_inst *cc, const vsched_ctx *ctx, char *const argv[],
                   const char *file, const char *tmp)
 {
     char ebuf[128];
-    pid_t pid = -1;
-    int rfd = -1, status = 0;
-    int err = cc_spawn(cc, argv, &pid, &rfd);
-    if (err != 0) {
-        cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0, "cannot run '%s': %s",
-                  argv[0], cc_errstr(err, ebuf, sizeof ebuf));
-        return VSCHED_ETOOL;
-    }
-    cc_output o = {0};
-    int outcome = cc_wait(cc, ctx, pid, rfd, &o, &status);
+    int status = 0;
+    vp_output o;
+    const vp_spawn how = {.env = cc->env};
+    int outcome = vp_run(ctx, argv, &how, cc->timeout, &o, &status);
     int rc = VSCHED_OK;
     struct stat st;
-    if (outcome == CC_CANCELLED) {
+    if (outcome == VP_SPAWN_FAILED) {
+        vp_diagf(ctx, VSCHED_SEV_ERROR, file, 0, "cannot run '%s': %s",
+                 argv[0], strerror_r(status, ebuf, sizeof ebuf));
+        rc = VSCHED_ETOOL;
+    } else if (outcome == VP_CANCELLED) {
         rc = VSCHED_ECANCELLED;
-    } else if (outcome == CC_TIMEDOUT) {
-        cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
-                  "'%s' timed out after %lld s and was killed%s%s", argv[0],
-                  cc->timeout, o.n ? ":\n" : "", o.n ? o.p : "");
+    } else if (outcome == VP_TIMEDOUT) {
+        vp_diagf(ctx, VSCHED_SEV_ERROR, file, 0,
+                 "'%s' timed out after %lld s and was killed%s%s", argv[0],
+                 cc->timeout, o.n ? ":\n" : "", o.n ? o.p : "");
         rc = VSCHED_ETIMEDOUT;
     } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         cc_report_failure(ctx, argv[0], file, status, &o);
@@ -271,8 +73,8 @@ static int cc_run(const cc_inst *cc, const vsched_ctx *ctx, char *const argv[],
     } else if (stat(tmp, &st) != 0 || st.st_size == 0) {
         /* the temporary was created empty (O_EXCL): a tool that wrote
          * nothing leaves it so */
-        cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
-                  "'%s' succeeded but did not write %s", argv[0], tmp);
+        vp_diagf(ctx, VSCHED_SEV_ERROR, file, 0,
+                 "'%s' succeeded but did not write %s", argv[0], tmp);
         rc = VSCHED_ETOOL;
     } else if (o.n > 0) {
         ctx->diag(ctx, VSCHED_SEV_WARNING, file, 0, o.p);
@@ -285,54 +87,6 @@ static int cc_run(const cc_inst *cc, const vsched_ctx *ctx, char *const argv[],
 
 /* ---- outputs ------------------------------------------------------------- */
 
-/* mkdir -p of the directory part of `path`. */
-static int cc_mkdirs(const vsched_ctx *ctx, const char *file, const char *path)
-{
-    char dir[PATH_MAX], ebuf[128];
-    const char *slash = strrchr(path, '/');
-    size_t n = slash != NULL ? (size_t)(slash - path) : 0;
-    if (n == 0 || n >= sizeof dir)
-        return VSCHED_OK;
-    memcpy(dir, path, n);
-    dir[n] = '\0';
-    for (char *p = dir + 1;; p++) {
-        if (*p != '/' && *p != '\0')
-            continue;
-        char c = *p;
-        *p = '\0';
-        struct stat st;
-        if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-            cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
-                      "cannot create directory '%s': %s", dir,
-                      cc_errstr(errno, ebuf, sizeof ebuf));
-            return VSCHED_EIO;
-        }
-        if (c == '\0') {
-            if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-                return VSCHED_OK;
-            cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
-                      "cannot create directory '%s': not a directory", dir);
-            return VSCHED_EIO;
-        }
-        *p = c;
-    }
-}
-
-/* 1 when `s` is a relative name without "." or ".." components. */
-static int cc_safe_name(const char *s)
-{
-    if (s == NULL || s[0] == '\0' || s[0] == '/')
-        return 0;
-    for (const char *p = s; *p != '\0';) {
-        size_t len = strcspn(p, "/");
-        if (len == 0 || (len == 1 && p[0] == '.') ||
-            (len == 2 && p[0] == '.' && p[1] == '.'))
-            return 0;
-        p += len + (p[len] == '/');
-    }
-    return 1;
-}
-
 /* The output path of `rel` for `profile` (out_dir/PROFILE/REL + ext)
  * into path[cap]. `ext` is appended to REL when non-NULL, REL's own
  * extension kept (a.c -> a.c.o, a.cc -> a.cc.o): names stay unique per
@@ -342,19 +96,19 @@ static int cc_out_path(const cc_inst *cc, const vsched_ctx *ctx,
                        const char *file, const char *profile, const char *rel,
                        const char *ext, char *path, size_t cap)
 {
-    if (!cc_safe_name(rel) || !cc_safe_name(profile) || strchr(profile, '/')) {
-        cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
-                  "cc: invalid output name '%s' for profile '%s'", rel,
-                  profile != NULL ? profile : "(null)");
+    if (!vp_safe_name(rel) || !vp_safe_name(profile) || strchr(profile, '/')) {
+        vp_diagf(ctx, VSCHED_SEV_ERROR, file, 0,
+                 "cc: invalid output name '%s' for profile '%s'", rel,
+                 profile != NULL ? profile : "(null)");
         return VSCHED_EINVAL;
     }
     int n = snprintf(path, cap, "%s/%s/%s%s", cc->out_dir, profile, rel,
                      ext != NULL ? ext : "");
     if (n < 0 || (size_t)n >= cap) {
-        cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
-                  "cc: output path for '%s' is longer than PATH_MAX (%d); "
-                  "shorten out_dir or the source's name",
-                  rel, PATH_MAX);
+        vp_diagf(ctx, VSCHED_SEV_ERROR, file, 0,
+                 "cc: output path for '%s' is longer than PATH_MAX (%d); "
+                 "shorten out_dir or the source's name",
+                 rel, PATH_MAX);
         return VSCHED_EINVAL;
     }
     return VSCHED_OK;
@@ -370,68 +124,20 @@ static int cc_paths(cc_inst *cc, const vsched_ctx *ctx, const char *file,
     int rc = cc_out_path(cc, ctx, file, profile, rel, ext, path, sizeof path);
     if (rc != VSCHED_OK)
         return rc;
-    rc = cc_mkdirs(ctx, file, path);
+    rc = vp_mkdirs(ctx, file, path);
     if (rc != VSCHED_OK)
         return rc;
-    int err = cc__tmp_create(tmp, sizeof tmp, path, &cc->counter);
+    int err = vp_tmp_create(tmp, sizeof tmp, path, &cc->counter);
     if (err != 0) {
-        cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
-                  "cc: cannot create a temporary beside %s: %s", path,
-                  strerror(err));
+        vp_diagf(ctx, VSCHED_SEV_ERROR, file, 0,
+                 "cc: cannot create a temporary beside %s: %s", path,
+                 strerror(err));
         return VSCHED_EIO;
     }
-    out->path = cc__host_strdup(ctx, path);
-    out->tmp_path = cc__host_strdup(ctx, tmp);
+    out->path = vp_host_strdup(ctx, path);
+    out->tmp_path = vp_host_strdup(ctx, tmp);
     return out->path != NULL && out->tmp_path != NULL ? VSCHED_OK
                                                       : VSCHED_ENOMEM;
-}
-
-static void cc_out_clear(const vsched_ctx *ctx, vsched_artifact_out *out)
-{
-    if (out->path != NULL)
-        ctx->free(ctx, out->path);
-    if (out->tmp_path != NULL)
-        ctx->free(ctx, out->tmp_path);
-    for (size_t i = 0; out->deps != NULL && i < out->n_deps; i++)
-        ctx->free(ctx, out->deps[i]);
-    if (out->deps != NULL)
-        ctx->free(ctx, out->deps);
-    memset(out, 0, sizeof *out);
-}
-
-/* The whole of `path` (malloc, NUL-terminated) or NULL. */
-static char *cc_slurp(const char *path, size_t *len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    size_t n = 0, cap = 8192;
-    char *buf = malloc(cap);
-    for (ssize_t r = 1; buf != NULL && r > 0;) {
-        if (n + 1 >= cap) {
-            char *b = realloc(buf, cap *= 2);
-            if (b == NULL) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = b;
-        }
-        r = read(fd, buf + n, cap - n - 1);
-        if (r < 0 && errno == EINTR)
-            r = 1;
-        else if (r < 0) {
-            free(buf);
-            buf = NULL;
-        } else {
-            n += (size_t)r;
-        }
-    }
-    close(fd);
-    if (buf != NULL)
-        buf[n] = '\0';
-    *len = n;
-    return buf;
 }
 
 /* The files the compile of `name` read, from its depfile, into out->deps.
@@ -442,12 +148,12 @@ static int cc_take_depfile(cc_inst *cc, const vsched_ctx *ctx,
                            vsched_artifact_out *out)
 {
     size_t len = 0, n = 0;
-    char *text = cc_slurp(depfile, &len), **paths = NULL;
+    char *text = vp_slurp(depfile, &len), **paths = NULL;
     if (text == NULL) {
-        cc__diagf(ctx, VSCHED_SEV_WARNING, name, 0,
-                  "cc: the compiler wrote no dependency file %s; headers "
-                  "only it saw are not tracked",
-                  depfile);
+        vp_diagf(ctx, VSCHED_SEV_WARNING, name, 0,
+                 "cc: the compiler wrote no dependency file %s; headers "
+                 "only it saw are not tracked",
+                 depfile);
         return VSCHED_OK;
     }
     int rc = cc__depfile_parse(text, len, &paths, &n);
@@ -538,7 +244,7 @@ static int cc_run_argv(cc_inst *cc, const vsched_ctx *ctx, cc_argv *a,
         a->oom ? VSCHED_ENOMEM : cc_run(cc, ctx, a->v, file, out->tmp_path);
     cc_argv_free(a);
     if (rc != VSCHED_OK)
-        cc_out_clear(ctx, out);
+        vp_out_clear(ctx, out);
     return rc;
 }
 
@@ -556,7 +262,7 @@ int cc__artifact(void *inst, const vsched_ctx *ctx,
         return VSCHED_ENOMEM;
     int rc = cc_paths(cc, ctx, in->name, in->profile, in->name, ".o", out);
     if (rc != VSCHED_OK) {
-        cc_out_clear(ctx, out);
+        vp_out_clear(ctx, out);
         return rc;
     }
     char depfile[PATH_MAX + 80];
@@ -571,7 +277,7 @@ int cc__artifact(void *inst, const vsched_ctx *ctx,
     if (rc != VSCHED_OK) {
         if (out->tmp_path != NULL)
             unlink(out->tmp_path);
-        cc_out_clear(ctx, out);
+        vp_out_clear(ctx, out);
         return rc;
     }
     uint64_t key[2] = {in->analysis_hash, p->compile_key};
@@ -625,16 +331,16 @@ int cc__command(void *inst, const vsched_ctx *ctx, const char *name,
     out->argv = ctx->alloc(ctx, (a.n + 1) * sizeof *out->argv);
     rc = out->argv != NULL ? VSCHED_OK : VSCHED_ENOMEM;
     for (size_t i = 0; rc == VSCHED_OK && i < a.n; i++) {
-        out->argv[i] = cc__host_strdup(ctx, a.v[i]);
+        out->argv[i] = vp_host_strdup(ctx, a.v[i]);
         out->argc = i + 1;
         out->argv[i + 1] = NULL;
         if (out->argv[i] == NULL)
             rc = VSCHED_ENOMEM;
     }
     cc_argv_free(&a);
-    out->directory = cc__host_strdup(ctx, cwd);
-    out->file = cc__host_strdup(ctx, file);
-    out->output = cc__host_strdup(ctx, path);
+    out->directory = vp_host_strdup(ctx, cwd);
+    out->file = vp_host_strdup(ctx, file);
+    out->output = vp_host_strdup(ctx, path);
     if (rc == VSCHED_OK &&
         (out->directory == NULL || out->file == NULL || out->output == NULL))
         rc = VSCHED_ENOMEM;
@@ -645,41 +351,20 @@ int cc__command(void *inst, const vsched_ctx *ctx, const char *name,
 
 /* ---- identity ------------------------------------------------------------ */
 
-/* The file `prog` runs as: itself when it names a path, else the first
- * executable of that name on PATH; heap string or NULL. */
-static char *cc_which(const char *prog)
-{
-    if (strchr(prog, '/') != NULL)
-        return realpath(prog, NULL);
-    const char *path = getenv("PATH");
-    for (const char *p = path != NULL ? path : "/usr/bin:/bin"; *p != '\0';) {
-        size_t n = strcspn(p, ":");
-        char cand[PATH_MAX];
-        int w =
-            snprintf(cand, sizeof cand, "%.*s/%s", (int)n, n ? p : ".", prog);
-        if (w > 0 && (size_t)w < sizeof cand && access(cand, X_OK) == 0)
-            return realpath(cand, NULL);
-        p += n + (p[n] == ':');
-    }
-    return NULL;
-}
-
 /* Hash `compiler --version` and the compiler's binary into *id. */
 static int cc_compute_identity(cc_inst *cc, const vsched_ctx *ctx,
                                uint64_t *id)
 {
     char ebuf[128];
     char *argv[] = {cc->compiler, "--version", NULL};
-    pid_t pid = -1;
-    int rfd = -1, status = 0;
-    int err = cc_spawn(cc, argv, &pid, &rfd);
-    if (err != 0) {
-        cc__diagf(ctx, VSCHED_SEV_ERROR, NULL, 0, "cannot run '%s': %s",
-                  cc->compiler, cc_errstr(err, ebuf, sizeof ebuf));
+    int status = 0;
+    vp_output o;
+    const vp_spawn how = {.env = cc->env};
+    if (vp_run(ctx, argv, &how, cc->timeout, &o, &status) == VP_SPAWN_FAILED) {
+        vp_diagf(ctx, VSCHED_SEV_ERROR, NULL, 0, "cannot run '%s': %s",
+                 cc->compiler, strerror_r(status, ebuf, sizeof ebuf));
         return VSCHED_ETOOL;
     }
-    cc_output o = {0};
-    cc_wait(cc, ctx, pid, rfd, &o, &status);
     XXH3_state_t *st = XXH3_createState();
     if (st == NULL) {
         free(o.p);
@@ -690,14 +375,7 @@ static int cc_compute_identity(cc_inst *cc, const vsched_ctx *ctx,
     if (o.p != NULL)
         XXH3_64bits_update(st, o.p, o.n);
     free(o.p);
-    char *bin = cc_which(cc->compiler);
-    size_t len = 0;
-    char *bytes = bin != NULL ? cc_slurp(bin, &len) : NULL;
-    XXH3_64bits_update(st, bin != NULL ? bin : "", bin ? strlen(bin) + 1 : 1);
-    if (bytes != NULL)
-        XXH3_64bits_update(st, bytes, len);
-    free(bytes);
-    free(bin);
+    vp_hash_program(st, cc->compiler, NULL, "");
     *id = XXH3_64bits_digest(st);
     XXH3_freeState(st);
     return VSCHED_OK;
@@ -855,7 +533,7 @@ int cc__job(void *inst, const vsched_ctx *ctx, const vsched_job_in *in,
         rc = cc_paths(cc, ctx, in->name, in->profile, c.output, NULL, out);
     if (rc != VSCHED_OK) {
         cc_job_conf_free(&c);
-        cc_out_clear(ctx, out);
+        vp_out_clear(ctx, out);
         return rc;
     }
     /* ar updates an archive that exists, and an empty file is none: the

@@ -185,7 +185,7 @@ int cc__depfile_names(const cc_inst *cc, const vsched_ctx *ctx,
         int keep = rel != NULL && rel[0] != '\0' && strcmp(rel, self) != 0;
         for (size_t j = 0; keep && j < k; j++)
             keep = strcmp(v[j], rel) != 0;
-        if (keep && (v[k] = cc__host_strdup(ctx, rel)) != NULL)
+        if (keep && (v[k] = vp_host_strdup(ctx, rel)) != NULL)
             k++;
         else if (keep) {
             free(abs);

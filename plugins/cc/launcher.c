@@ -267,10 +267,10 @@ void cc__launcher_explain(const cc_inst *cc, const vsched_ctx *ctx,
     for (size_t i = 0; cc->env != NULL && cc->env[i] != NULL; i++)
         if (strncmp(cc->env[i], "DISTCC_HOSTS=", 13) == 0)
             hosts = cc->env[i] + 13;
-    cc__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
-              "distcc could not compile it (status %d: %s): check that "
-              "distccd runs on the hosts (DISTCC_HOSTS=%s) and allows this "
-              "machine (--allow), or set fallback = true to compile "
-              "locally when a host fails",
-              WEXITSTATUS(status), what, hosts != NULL ? hosts : "?");
+    vp_diagf(ctx, VSCHED_SEV_ERROR, file, 0,
+             "distcc could not compile it (status %d: %s): check that "
+             "distccd runs on the hosts (DISTCC_HOSTS=%s) and allows this "
+             "machine (--allow), or set fallback = true to compile "
+             "locally when a host fails",
+             WEXITSTATUS(status), what, hosts != NULL ? hosts : "?");
 }

@@ -277,11 +277,11 @@ static int resolve_inc(const cc_inst *cc, const vsched_ctx *ctx,
          i++)
         r = resolve_one(cc, cc->include_dirs.v[i], inc->path, dep);
     if (r == 2) {
-        cc__diagf(ctx, VSCHED_SEV_WARNING, name, inc->line,
-                  "include %c%s%c resolves outside the source root (%s); "
-                  "changes to it are not tracked",
-                  inc->angled ? '<' : '"', inc->path, inc->angled ? '>' : '"',
-                  *dep);
+        vp_diagf(ctx, VSCHED_SEV_WARNING, name, inc->line,
+                 "include %c%s%c resolves outside the source root (%s); "
+                 "changes to it are not tracked",
+                 inc->angled ? '<' : '"', inc->path, inc->angled ? '>' : '"',
+                 *dep);
         free(*dep);
         *dep = NULL;
     }

@@ -22,62 +22,33 @@
 
 #include "cmd.h"
 
-/* 1 when `s` is a relative name without "." or ".." components. */
-static int safe_name(const char *s)
-{
-    if (s == NULL || s[0] == '\0' || s[0] == '/')
-        return 0;
-    for (const char *p = s; *p != '\0';) {
-        size_t len = strcspn(p, "/");
-        if (len == 0 || (len == 1 && p[0] == '.') ||
-            (len == 2 && p[0] == '.' && p[1] == '.'))
-            return 0;
-        p += len + (p[len] == '/');
-    }
-    return 1;
-}
-
 /* Fill out->path and out->tmp_path and create their directory. */
 static int out_paths(cmd_inst *cmd, const vsched_ctx *ctx,
                      const vsched_artifact_in *in, vsched_artifact_out *out)
 {
-    if (!safe_name(in->name) || !safe_name(in->profile) ||
+    if (!vp_safe_name(in->name) || !vp_safe_name(in->profile) ||
         strchr(in->profile, '/') != NULL) {
-        cmd__diagf(ctx, VSCHED_SEV_ERROR, in->name, 0,
-                   "cmd: invalid output name '%s' for profile '%s'", in->name,
-                   in->profile != NULL ? in->profile : "(null)");
+        vp_diagf(ctx, VSCHED_SEV_ERROR, in->name, 0,
+                 "cmd: invalid output name '%s' for profile '%s'", in->name,
+                 in->profile != NULL ? in->profile : "(null)");
         return VSCHED_EINVAL;
     }
     char path[PATH_MAX], tmp[PATH_MAX + 64];
     int n = snprintf(path, sizeof path, "%s/%s/%s%s", cmd->out_dir,
                      in->profile, in->name, cmd->out_suffix);
     if (n < 0 || (size_t)n >= sizeof path) {
-        cmd__diagf(ctx, VSCHED_SEV_ERROR, in->name, 0,
-                   "cmd: the output path is too long");
+        vp_diagf(ctx, VSCHED_SEV_ERROR, in->name, 0,
+                 "cmd: the output path is too long");
         return VSCHED_EINVAL;
     }
-    unsigned long k = __atomic_fetch_add(&cmd->counter, 1, __ATOMIC_RELAXED);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%lu", path, (long)getpid(), k);
-    int rc = cmd__mkdirs(ctx, in->name, path);
+    vp_tmp_name(tmp, sizeof tmp, path, &cmd->counter); /* fits: path does */
+    int rc = vp_mkdirs(ctx, in->name, path);
     if (rc != VSCHED_OK)
         return rc;
-    out->path = cmd__host_strdup(ctx, path);
-    out->tmp_path = cmd__host_strdup(ctx, tmp);
+    out->path = vp_host_strdup(ctx, path);
+    out->tmp_path = vp_host_strdup(ctx, tmp);
     return out->path != NULL && out->tmp_path != NULL ? VSCHED_OK
                                                       : VSCHED_ENOMEM;
-}
-
-static void out_clear(const vsched_ctx *ctx, vsched_artifact_out *out)
-{
-    if (out->path != NULL)
-        ctx->free(ctx, out->path);
-    if (out->tmp_path != NULL)
-        ctx->free(ctx, out->tmp_path);
-    for (size_t i = 0; out->deps != NULL && i < out->n_deps; i++)
-        ctx->free(ctx, out->deps[i]);
-    if (out->deps != NULL)
-        ctx->free(ctx, out->deps);
-    memset(out, 0, sizeof *out);
 }
 
 /* The files the tool's depfile names, into out->deps. A depfile that is
@@ -88,11 +59,11 @@ static int take_depfile(const cmd_inst *cmd, const vsched_ctx *ctx,
                         vsched_artifact_out *out)
 {
     size_t len = 0, n = 0;
-    char *text = cmd__slurp(depfile, &len), **paths = NULL;
+    char *text = vp_slurp(depfile, &len), **paths = NULL;
     if (text == NULL) {
-        cmd__diagf(ctx, VSCHED_SEV_WARNING, name, 0,
-                   "the tool wrote no dependency file {depfile}; files only "
-                   "it read are not tracked");
+        vp_diagf(ctx, VSCHED_SEV_WARNING, name, 0,
+                 "the tool wrote no dependency file {depfile}; files only "
+                 "it read are not tracked");
         return VSCHED_OK;
     }
     int rc = cmd__depfile_parse(text, len, &paths, &n);
@@ -139,7 +110,7 @@ static int run_tool(cmd_inst *cmd, const vsched_ctx *ctx, const char *name,
                     char **argv, const char *depfile, vsched_artifact_out *out)
 {
     int to_stdout = !cmd__tpl_uses(&cmd->artifact, CMD_PH_OUT);
-    cmd_output o = {0};
+    vp_output o = {0};
     int status = 0;
     int outcome =
         cmd__run(ctx, argv, cmd->root, to_stdout ? out->tmp_path : NULL,
@@ -148,9 +119,9 @@ static int run_tool(cmd_inst *cmd, const vsched_ctx *ctx, const char *name,
         cmd__run_status(ctx, name, argv, outcome, status, cmd->timeout, &o);
     free(o.p);
     if (rc == VSCHED_OK && access(out->tmp_path, F_OK) != 0) {
-        cmd__diagf(ctx, VSCHED_SEV_ERROR, name, 0,
-                   "'%s' succeeded but did not write its output {out} (%s)",
-                   argv[0], out->tmp_path);
+        vp_diagf(ctx, VSCHED_SEV_ERROR, name, 0,
+                 "'%s' succeeded but did not write its output {out} (%s)",
+                 argv[0], out->tmp_path);
         rc = VSCHED_ETOOL;
     }
     if (rc == VSCHED_OK && depfile != NULL)
@@ -168,9 +139,9 @@ int cmd__artifact(void *inst, const vsched_ctx *ctx,
     memset(out, 0, sizeof *out);
     int rc = vals != NULL ? out_paths(cmd, ctx, in, out) : VSCHED_ENOMEM;
     if (rc == VSCHED_OK &&
-        ((src = cmd__strfmt("%s/%s", cmd->root, in->name)) == NULL ||
+        ((src = vp_strfmt("%s/%s", cmd->root, in->name)) == NULL ||
          (cmd__tpl_uses(&cmd->artifact, CMD_PH_DEPFILE) &&
-          (depfile = cmd__strfmt("%s.d", out->tmp_path)) == NULL)))
+          (depfile = vp_strfmt("%s.d", out->tmp_path)) == NULL)))
         rc = VSCHED_ENOMEM;
     if (rc == VSCHED_OK) {
         fill_vals(cmd, in->profile, vals);
@@ -190,7 +161,7 @@ int cmd__artifact(void *inst, const vsched_ctx *ctx,
     if (rc != VSCHED_OK) {
         if (out->tmp_path != NULL)
             unlink(out->tmp_path);
-        out_clear(ctx, out);
+        vp_out_clear(ctx, out);
     }
     cmd__argv_free(argv);
     free(depfile);
@@ -222,16 +193,8 @@ int cmd__identity(void *inst, const vsched_ctx *ctx, const char *profile,
     }
     XXH3_64bits_reset(st);
     const char *prog = argv[0] != NULL ? argv[0] : "";
-    char *bin = prog[0] != '\0' ? cmd__which(prog, cmd->root) : NULL;
-    size_t len = 0;
-    char *bytes = bin != NULL ? cmd__slurp(bin, &len) : NULL;
-    XXH3_64bits_update(st, bin != NULL ? bin : prog,
-                       strlen(bin != NULL ? bin : prog) + 1);
-    if (bytes != NULL)
-        XXH3_64bits_update(st, bytes, len);
+    vp_hash_program(st, prog, cmd->root, prog);
     *id = XXH3_64bits_digest(st);
-    free(bytes);
-    free(bin);
     XXH3_freeState(st);
     cmd__argv_free(argv);
     return VSCHED_OK;

@@ -94,72 +94,6 @@ _Static_assert(sizeof cmd__placeholders / sizeof cmd__placeholders[0] ==
                    CMD_PH_COUNT <= 64,
                "one entry per id; cmd_tpl.uses has a bit per placeholder");
 
-/* ---- helpers shared by the cmd files ------------------------------------- */
-
-/* Contract in cmd.h. */
-char *cmd__host_strdup(const vsched_ctx *ctx, const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = ctx->alloc(ctx, n);
-    return d != NULL ? memcpy(d, s, n) : NULL;
-}
-
-/* Contract in cmd.h. */
-char *cmd__strfmt(const char *fmt, ...)
-{
-    char *s = NULL;
-    va_list ap;
-    va_start(ap, fmt);
-    int rc = vasprintf(&s, fmt, ap);
-    va_end(ap);
-    return rc >= 0 ? s : NULL; /* vasprintf leaves s undefined on failure */
-}
-
-/* Contract in cmd.h. */
-void cmd__diagf(const vsched_ctx *ctx, vsched_severity sev, const char *file,
-                unsigned line, const char *fmt, ...)
-{
-    char buf[PATH_MAX + 1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    ctx->diag(ctx, sev, file, line, buf);
-}
-
-/* Contract in cmd.h. */
-int cmd__mkdirs(const vsched_ctx *ctx, const char *file, const char *path)
-{
-    char dir[PATH_MAX], ebuf[128];
-    const char *slash = strrchr(path, '/');
-    size_t n = slash != NULL ? (size_t)(slash - path) : 0;
-    if (n == 0 || n >= sizeof dir)
-        return VSCHED_OK;
-    memcpy(dir, path, n);
-    dir[n] = '\0';
-    for (char *p = dir + 1;; p++) {
-        if (*p != '/' && *p != '\0')
-            continue;
-        char c = *p;
-        *p = '\0';
-        struct stat st;
-        if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-            cmd__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
-                       "cannot create directory '%s': %s", dir,
-                       strerror_r(errno, ebuf, sizeof ebuf));
-            return VSCHED_EIO;
-        }
-        if (c == '\0') {
-            if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-                return VSCHED_OK;
-            cmd__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
-                       "cannot create directory '%s': not a directory", dir);
-            return VSCHED_EIO;
-        }
-        *p = c;
-    }
-}
-
 static const vsched_key *schema_key(const char *name)
 {
     for (size_t i = 0; i < sizeof cmd_schema / sizeof cmd_schema[0]; i++)
@@ -201,38 +135,12 @@ static int cmd_source(void *inst, const vsched_ctx *ctx, const char *name,
     return VSCHED_OK;
 }
 
-/* A ctx->alloc'ed copy of the dependency list, or NULL. */
-static char **copy_names(const vsched_ctx *ctx, const cmd_snap *s)
-{
-    char **v = ctx->alloc(ctx, (s->n + 1) * sizeof(char *));
-    for (size_t i = 0; v != NULL && i < s->n; i++) {
-        if ((v[i] = cmd__host_strdup(ctx, s->dep[i])) == NULL) {
-            while (i > 0)
-                ctx->free(ctx, v[--i]);
-            ctx->free(ctx, v);
-            v = NULL;
-        }
-    }
-    return v;
-}
-
 static int cmd_extract_deps(void *inst, const vsched_ctx *ctx,
                             const char *name, const void *snapshot,
                             vsched_deps_out *out)
 {
     const cmd_snap *s = snapshot;
-    memset(out, 0, sizeof *out);
-    char **deps = copy_names(ctx, s);
-    char **blockers = deps != NULL ? copy_names(ctx, s) : NULL;
-    if (blockers == NULL) {
-        for (size_t i = 0; deps != NULL && i < s->n; i++)
-            ctx->free(ctx, deps[i]);
-        if (deps != NULL)
-            ctx->free(ctx, deps);
-        return VSCHED_ENOMEM;
-    }
-    *out = (vsched_deps_out){deps, s->n, blockers, s->n};
-    return VSCHED_OK;
+    return vp_deps_out(ctx, s->dep, s->n, out);
 }
 
 /* The file's content, its blockers' hashes (which cover what they reach)
@@ -261,46 +169,6 @@ static void cmd_snapshot_free(void *inst, void *snapshot)
 }
 
 /* ---- lifecycle ----------------------------------------------------------- */
-
-/* `path` made absolute against `base` (malloc), or NULL. */
-static char *absolute(const char *base, const char *path)
-{
-    if (path[0] == '/' || base == NULL)
-        return strdup(path);
-    return cmd__strfmt("%s/%s", base, path);
-}
-
-/* `d` lexically normalised in place ("a/./b/../c" -> "a/c", "" -> ".");
- * -1 when it is absolute or climbs above the root. */
-static int normalise_dir(char *d)
-{
-    char *o = d;
-    if (d[0] == '/')
-        return -1;
-    for (char *p = d; *p != '\0';) {
-        while (*p == '/')
-            p++;
-        char *e = p + strcspn(p, "/");
-        size_t len = (size_t)(e - p);
-        if (len == 2 && p[0] == '.' && p[1] == '.') {
-            if (o == d)
-                return -1;
-            while (o > d && o[-1] != '/')
-                o--;
-            o -= o > d;
-        } else if (len > 0 && !(len == 1 && p[0] == '.')) {
-            if (o > d)
-                *o++ = '/';
-            memmove(o, p, len);
-            o += len;
-        }
-        p = e;
-    }
-    if (o == d)
-        *o++ = '.';
-    *o = '\0';
-    return 0;
-}
 
 static void cmd_destroy(void *inst)
 {
@@ -342,7 +210,7 @@ static const char *read_include_dirs(cmd_inst *cmd, const char *v,
         if ((dirs[n] = strdup(t)) == NULL)
             break;
         cmd->n_include_dirs = ++n;
-        if (normalise_dir(dirs[n - 1]) != 0) {
+        if (vp_normalise_dir(dirs[n - 1]) != 0) {
             snprintf(why, cap,
                      "include_dirs: '%s' is not inside the source root", t);
             free(copy);
@@ -372,7 +240,7 @@ static const char *read_keys(cmd_inst *cmd, const vsched_config *cfg,
      * (posix_spawnp searches PATH) */
     v = cmd->key_vals[CMD_PH_TOOL];
     char *tool =
-        strchr(v, '/') != NULL ? absolute(cfg->config_dir, v) : strdup(v);
+        strchr(v, '/') != NULL ? vp_absolute(cfg->config_dir, v) : strdup(v);
     cmd->key_vals[CMD_PH_TOOL] = tool;
     char *joined = NULL;
     const char *err = read_include_dirs(
@@ -462,12 +330,12 @@ static const char *configure(cmd_inst *cmd, const vsched_config *cfg,
     char ebuf[128];
     if ((v = cfg->get(cfg, sec, "out_dir")) == NULL || v[0] == '\0')
         return "out_dir: not set";
-    if ((cmd->out_dir = absolute(cfg->config_dir, v)) == NULL)
+    if ((cmd->out_dir = vp_absolute(cfg->config_dir, v)) == NULL)
         return "out of memory";
     if ((v = cfg->get(cfg, sec, "source_root")) == NULL &&
         (v = cfg->get(cfg, "loader", "root")) == NULL)
         return "source_root: not set, and no root in [loader]";
-    char *abs = absolute(cfg->config_dir, v);
+    char *abs = vp_absolute(cfg->config_dir, v);
     if (abs == NULL)
         return "out of memory";
     if ((cmd->root = realpath(abs, NULL)) == NULL)
@@ -523,10 +391,11 @@ static int cmd_create(const vsched_ctx *ctx, const vsched_config *cfg,
     if (err != NULL) {
         /* "[SECTION] KEY: ..." lets the host point at the key's line */
         snprintf(msg, sizeof msg, "[%s] %s", cfg->section, err);
-        *errmsg = cmd__host_strdup(ctx, msg);
+        *errmsg = vp_host_strdup(ctx, msg);
         cmd_destroy(cmd);
         return VSCHED_ECONFIG;
     }
+    vp_sweep_stale(cmd->out_dir); /* what a killed run's tools left */
     *inst = cmd;
     return VSCHED_OK;
 }

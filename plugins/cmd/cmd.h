@@ -9,9 +9,12 @@
  *               scan command's depfile, resolved to source names
  *   depfile.c   Makefile-style depfiles, parsed into paths; paths turned
  *               into source names under the root
- *   run.c       running a tool: spawn (argv, never a shell of our own),
- *               capture, cancellation, timeout
+ *   run.c       running a tool (through plugins/common/proc.c) and what
+ *               its end means
  *   artifact.c  the Artifact stage and the executor's identity
+ *
+ * Spawning, capture, paths and temporaries come from the plugins' helper
+ * library (plugins/common/vp.h), shared with cc.
  *
  * Every symbol here is hidden; the module exports only its entry.
  */
@@ -23,6 +26,8 @@
 #include <stdint.h>
 
 #include <vsched/plugin.h>
+
+#include "../common/vp.h"
 
 #define CMD__HIDDEN __attribute__((visibility("hidden")))
 
@@ -147,19 +152,6 @@ typedef struct cmd_snap {
 
 /* ---- cmd.c --------------------------------------------------------------- */
 
-/* mkdir -p of the directory part of `path`; VSCHED_EIO with a
- * diagnostic about `file` when it cannot be made. */
-CMD__HIDDEN int cmd__mkdirs(const vsched_ctx *ctx, const char *file,
-                            const char *path);
-/* The formatted string (malloc), or NULL on exhaustion. */
-CMD__HIDDEN char *cmd__strfmt(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-/* Copy of `s` from ctx->alloc, or NULL. */
-CMD__HIDDEN char *cmd__host_strdup(const vsched_ctx *ctx, const char *s);
-/* Report `fmt` through ctx->diag with severity `sev` about `file`. */
-CMD__HIDDEN void cmd__diagf(const vsched_ctx *ctx, vsched_severity sev,
-                            const char *file, unsigned line, const char *fmt,
-                            ...) __attribute__((format(printf, 5, 6)));
 /* The value of key placeholder `ph` for `profile` ([profile.NAME] when
  * the key is per-profile and set there, else the executor's); NULL for
  * the empty profile means executor-wide. Never NULL for a key id. */
@@ -202,39 +194,19 @@ CMD__HIDDEN void cmd__strv_free(char **v, size_t n);
 CMD__HIDDEN int cmd__depfile_names(const cmd_inst *cmd, const vsched_ctx *ctx,
                                    const char *self, char *const *paths,
                                    size_t n, char ***names, size_t *n_names);
-/* The whole file at `path` (malloc, NUL-terminated, *len bytes), or NULL
- * with errno set. */
-CMD__HIDDEN char *cmd__slurp(const char *path, size_t *len);
-
 /* ---- run.c --------------------------------------------------------------- */
-
-/* Captured output of a tool run (stdout and stderr on one pipe, or only
- * stderr when stdout goes to a file), NUL-terminated when n > 0. */
-typedef struct cmd_output {
-    char *p;
-    size_t n, cap;
-    int truncated;
-} cmd_output;
-
-/* How a run ended. */
-enum {
-    CMD_EXITED,
-    CMD_CANCELLED,
-    CMD_TIMEDOUT,
-    CMD_SPAWN_FAILED
-};
 
 /* Run argv in directory `cwd` with stdin on /dev/null, in a process group
  * of its own, stdout to the file `stdout_path` (created) when not NULL,
  * else captured with stderr into *o. Waits until the tool exits, ctx says
  * the work is cancelled, or `timeout` seconds (0 = none) pass; on
  * cancellation or timeout the whole group gets SIGTERM, then SIGKILL
- * after a second. The child is reaped before returning. Returns one of
- * the CMD_* outcomes; *status is the wait status when CMD_EXITED, the
- * errno value when CMD_SPAWN_FAILED. The caller frees o->p. */
+ * after a second (vp_run; a run already cancelled does not start). The
+ * child is reaped before returning. Returns one of the VP_* outcomes; *status is the wait status when VP_EXITED, the
+ * errno value when VP_SPAWN_FAILED. The caller frees o->p. */
 CMD__HIDDEN int cmd__run(const vsched_ctx *ctx, char *const argv[],
                          const char *cwd, const char *stdout_path,
-                         long long timeout, cmd_output *o, int *status);
+                         long long timeout, vp_output *o, int *status);
 /* Turn a finished run into a status with diagnostics about `file`: 0
  * (the tool's output, if any, reported as a note), VSCHED_ETOOL (exit
  * status not 0, killed, or could not start) or VSCHED_ETIMEDOUT, each
@@ -242,10 +214,7 @@ CMD__HIDDEN int cmd__run(const vsched_ctx *ctx, char *const argv[],
  * the command (a note); VSCHED_ECANCELLED without a word. */
 CMD__HIDDEN int cmd__run_status(const vsched_ctx *ctx, const char *file,
                                 char *const argv[], int outcome, int status,
-                                long long timeout, cmd_output *o);
-/* The file `prog` runs as (searched on PATH when it has no '/', else
- * relative to `cwd`), as a heap string, or NULL. */
-CMD__HIDDEN char *cmd__which(const char *prog, const char *cwd);
+                                long long timeout, vp_output *o);
 
 /* ---- artifact.c ---------------------------------------------------------- */
 

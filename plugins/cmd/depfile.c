@@ -190,7 +190,7 @@ int cmd__depfile_names(const cmd_inst *cmd, const vsched_ctx *ctx,
         return VSCHED_ENOMEM;
     for (size_t i = 0; i < n; i++) {
         char *joined = paths[i][0] != '/'
-                           ? cmd__strfmt("%s/%s", cmd->root, paths[i])
+                           ? vp_strfmt("%s/%s", cmd->root, paths[i])
                            : NULL;
         if (joined == NULL && paths[i][0] != '/')
             goto oom;
@@ -206,7 +206,7 @@ int cmd__depfile_names(const cmd_inst *cmd, const vsched_ctx *ctx,
         int keep = rel != NULL && rel[0] != '\0' && strcmp(rel, self) != 0;
         for (size_t j = 0; keep && j < k; j++)
             keep = strcmp(v[j], rel) != 0;
-        char *copy = keep ? cmd__host_strdup(ctx, rel) : NULL;
+        char *copy = keep ? vp_host_strdup(ctx, rel) : NULL;
         free(abs);
         if (keep && copy == NULL)
             goto oom;
@@ -225,49 +225,4 @@ oom:
         ctx->free(ctx, v[--k]);
     ctx->free(ctx, v);
     return VSCHED_ENOMEM;
-}
-
-/* Contract in cmd.h. */
-char *cmd__slurp(const char *path, size_t *len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    *len = 0;
-    if (fd < 0)
-        return NULL;
-    size_t n = 0, cap = 8192;
-    char *buf = malloc(cap);
-    while (buf != NULL) {
-        if (n + 1 >= cap) {
-            char *b = realloc(buf, cap *= 2);
-            if (b == NULL) {
-                free(buf);
-                buf = NULL;
-                errno = ENOMEM;
-                break;
-            }
-            buf = b;
-        }
-        ssize_t r = read(fd, buf + n, cap - n - 1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            int err = errno;
-            free(buf);
-            buf = NULL;
-            errno = err;
-        } else if (r == 0) {
-            break;
-        } else {
-            n += (size_t)r;
-        }
-    }
-    int err = errno;
-    close(fd);
-    if (buf == NULL) {
-        errno = err;
-        return NULL;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
 }

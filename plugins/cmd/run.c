@@ -1,227 +1,32 @@
 /*
- * run.c -- running a tool for the `cmd` executor.
+ * run.c -- running a tool for the `cmd` executor, and what its end means.
  *
- * A tool runs from an argv with posix_spawnp (a shell only when the
- * template asked for one: then argv is /bin/sh -c STRING), in the source
- * root, in a process group of its own, with stdin on /dev/null. Its
- * stdout and stderr go to one pipe drained while it runs (a chatty tool
- * never blocks on a full pipe), or stdout to the output file and stderr
- * to the pipe. The wait polls the pipe and a pidfd of the child with a
- * 50 ms tick, checking cancellation and the timeout at each tick; a
- * cancelled or timed-out tool's whole group gets SIGTERM, then SIGKILL
- * after a second, so the helpers it started go too.
+ * A tool runs from an argv (a shell only when the template asked for one:
+ * then argv is /bin/sh -c STRING), in the source root, through the
+ * plugins' helper (plugins/common/proc.c: a process group of its own,
+ * output captured with a cap, cancellation and the timeout kill the
+ * group). Its stdout and stderr are captured together, or stdout goes to
+ * the output file and stderr is captured.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/pidfd.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cmd.h"
 
-extern char **environ;
-
-#define CMD_TICK_MS 50
-#define CMD_OUTPUT_MAX (1u << 20) /* captured output kept per run */
-
-static long long now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-static int cancelled(const vsched_ctx *ctx)
-{
-    return ctx->is_cancelled != NULL && ctx->is_cancelled(ctx);
-}
-
-/* ---- output capture ------------------------------------------------------ */
-
-/* Read what is available on `fd`; 0 at end of file or on error, 1 while
- * the pipe is open. Past CMD_OUTPUT_MAX the rest is read and dropped. */
-static int drain(int fd, cmd_output *o)
-{
-    char chunk[16384];
-    for (;;) {
-        ssize_t r = read(fd, chunk, sizeof chunk);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return r < 0 && errno == EAGAIN;
-        size_t keep = (size_t)r;
-        if (o->n + keep > CMD_OUTPUT_MAX) {
-            keep = CMD_OUTPUT_MAX - o->n;
-            o->truncated = 1;
-        }
-        if (o->n + keep + 1 > o->cap) {
-            size_t cap = o->cap ? o->cap : 4096;
-            while (cap < o->n + keep + 1)
-                cap *= 2;
-            char *p = realloc(o->p, cap);
-            if (p == NULL) {
-                o->truncated = 1;
-                continue;
-            }
-            o->p = p;
-            o->cap = cap;
-        }
-        memcpy(o->p + o->n, chunk, keep);
-        o->n += keep;
-        o->p[o->n] = '\0';
-    }
-}
-
-/* ---- waiting and killing ------------------------------------------------- */
-
-/* 1 once `pid` has exited (left unreaped, so its group id stays ours). */
-static int exited(pid_t pid)
-{
-    siginfo_t si;
-    memset(&si, 0, sizeof si);
-    if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
-        return errno == ECHILD;
-    return si.si_pid == pid;
-}
-
-/* Block up to `ms` for output or the child's exit (or just sleep). */
-static void park(int pidfd, int rfd, int ms)
-{
-    struct pollfd fds[2];
-    nfds_t n = 0;
-    if (rfd >= 0)
-        fds[n++] = (struct pollfd){.fd = rfd, .events = POLLIN};
-    if (pidfd >= 0)
-        fds[n++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
-    if (n > 0) {
-        poll(fds, n, ms);
-    } else {
-        struct timespec ts = {0, (long)ms * 1000000};
-        nanosleep(&ts, NULL);
-    }
-}
-
-/* Terminate the group of `pid`: SIGTERM, SIGKILL after a second. */
-static void kill_group(pid_t pid, int pidfd)
-{
-    kill(-pid, SIGTERM);
-    for (int i = 0; i < 1000 / CMD_TICK_MS && !exited(pid); i++)
-        park(pidfd, -1, CMD_TICK_MS);
-    kill(-pid, SIGKILL); /* the leader is a zombie: also ends stragglers */
-}
-
-/* Run until the child exits, the work is cancelled or the deadline
- * passes, capturing output; the child is reaped on return. */
-static int wait_child(const vsched_ctx *ctx, pid_t pid, int rfd,
-                      long long timeout, cmd_output *o, int *status)
-{
-    int pidfd = (int)pidfd_open(pid, 0); /* -1 on old kernels: sleep ticks */
-    long long deadline = timeout > 0 ? now_ms() + timeout * 1000 : 0;
-    int outcome = CMD_EXITED, backoff = 1;
-    fcntl(rfd, F_SETFL, fcntl(rfd, F_GETFL) | O_NONBLOCK);
-    for (;;) {
-        if (rfd >= 0 && !drain(rfd, o)) {
-            close(rfd);
-            rfd = -1;
-        }
-        if (exited(pid))
-            break;
-        if (cancelled(ctx) || (deadline && now_ms() >= deadline)) {
-            outcome = cancelled(ctx) ? CMD_CANCELLED : CMD_TIMEDOUT;
-            kill_group(pid, pidfd);
-            break;
-        }
-        if (rfd >= 0 || pidfd >= 0) {
-            park(pidfd, rfd, CMD_TICK_MS);
-        } else { /* no pidfd: sleep 1, 2, 4 ... 50 ms */
-            park(-1, -1, backoff);
-            backoff = backoff < CMD_TICK_MS / 2 ? backoff * 2 : CMD_TICK_MS;
-        }
-    }
-    if (rfd >= 0) {
-        drain(rfd, o); /* what the tool wrote before exiting */
-        close(rfd);
-    }
-    if (pidfd >= 0)
-        close(pidfd);
-    while (waitpid(pid, status, 0) < 0 && errno == EINTR)
-        ;
-    return outcome;
-}
-
-/* ---- spawning ------------------------------------------------------------ */
-
-/* Spawn argv in `cwd`; 0 or an errno value. */
-static int spawn(char *const argv[], const char *cwd, const char *stdout_path,
-                 pid_t *pid, int *rfd)
-{
-    int pfd[2];
-    if (pipe2(pfd, O_CLOEXEC) != 0)
-        return errno;
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawn_file_actions_init(&fa);
-    /* The actions run in order: a relative stdout_path or argv[0] is
-     * taken relative to cwd, as the tool itself would see it. */
-    if (cwd != NULL)
-        posix_spawn_file_actions_addchdir_np(&fa, cwd);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    if (stdout_path != NULL)
-        posix_spawn_file_actions_addopen(&fa, 1, stdout_path,
-                                         O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    else
-        posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
-    posix_spawnattr_init(&at);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
-                                      POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
-    posix_spawnattr_setpgroup(&at, 0);
-    posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setsigdefault(&at, &all);
-    int err = posix_spawnp(pid, argv[0], &fa, &at, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
-    close(pfd[1]);
-    if (err != 0)
-        close(pfd[0]);
-    else
-        *rfd = pfd[0];
-    return err;
-}
-
 /* Contract in cmd.h. */
 int cmd__run(const vsched_ctx *ctx, char *const argv[], const char *cwd,
-             const char *stdout_path, long long timeout, cmd_output *o,
+             const char *stdout_path, long long timeout, vp_output *o,
              int *status)
 {
-    pid_t pid = -1;
-    int rfd = -1;
-    memset(o, 0, sizeof *o);
-    *status = 0;
-    if (argv[0] == NULL) {
-        *status = EINVAL;
-        return CMD_SPAWN_FAILED;
+    const vp_spawn how = {.cwd = cwd, .stdout_path = stdout_path};
+    if (argv[0] != NULL && ctx->is_cancelled != NULL &&
+        ctx->is_cancelled(ctx)) {
+        memset(o, 0, sizeof *o);
+        *status = 0;
+        return VP_CANCELLED;
     }
-    if (cancelled(ctx))
-        return CMD_CANCELLED;
-    int err = spawn(argv, cwd, stdout_path, &pid, &rfd);
-    if (err != 0) {
-        *status = err;
-        return CMD_SPAWN_FAILED;
-    }
-    return wait_child(ctx, pid, rfd, timeout, o, status);
+    return vp_run(ctx, argv, &how, timeout, o, status);
 }
 
 /* ---- reporting ----------------------------------------------------------- */
@@ -251,64 +56,37 @@ static void command_line(char *const argv[], char *buf, size_t cap)
 /* Contract in cmd.h. */
 int cmd__run_status(const vsched_ctx *ctx, const char *file,
                     char *const argv[], int outcome, int status,
-                    long long timeout, cmd_output *o)
+                    long long timeout, vp_output *o)
 {
     char cmdline[1024], ebuf[128];
     const char *prog = argv[0] != NULL ? argv[0] : "";
     int ok =
-        outcome == CMD_EXITED && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (outcome == CMD_CANCELLED)
+        outcome == VP_EXITED && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (outcome == VP_CANCELLED)
         return VSCHED_ECANCELLED;
-    if (o->n > 0 && o->truncated) {
-        static const char mark[] = "\n[... output truncated ...]\n";
-        if (o->n >= sizeof mark)
-            memcpy(o->p + o->n - (sizeof mark - 1), mark, sizeof mark);
-    }
+    vp_output_mark_truncated(o);
     if (o->n > 0)
         ctx->diag(ctx, ok ? VSCHED_SEV_NOTE : VSCHED_SEV_ERROR, file, 0, o->p);
     if (ok)
         return VSCHED_OK;
-    if (outcome == CMD_SPAWN_FAILED && argv[0] == NULL)
-        cmd__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
-                   "the command expanded to no words");
-    else if (outcome == CMD_SPAWN_FAILED)
-        cmd__diagf(ctx, VSCHED_SEV_ERROR, file, 0, "cannot run '%s': %s", prog,
-                   strerror_r(status, ebuf, sizeof ebuf));
-    else if (outcome == CMD_TIMEDOUT)
-        cmd__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
-                   "'%s' timed out after %lld s and was killed", prog,
-                   timeout);
+    if (outcome == VP_SPAWN_FAILED && argv[0] == NULL)
+        vp_diagf(ctx, VSCHED_SEV_ERROR, file, 0,
+                 "the command expanded to no words");
+    else if (outcome == VP_SPAWN_FAILED)
+        vp_diagf(ctx, VSCHED_SEV_ERROR, file, 0, "cannot run '%s': %s", prog,
+                 strerror_r(status, ebuf, sizeof ebuf));
+    else if (outcome == VP_TIMEDOUT)
+        vp_diagf(ctx, VSCHED_SEV_ERROR, file, 0,
+                 "'%s' timed out after %lld s and was killed", prog, timeout);
     else if (WIFSIGNALED(status))
-        cmd__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
-                   "'%s' was killed by signal %d", prog, WTERMSIG(status));
+        vp_diagf(ctx, VSCHED_SEV_ERROR, file, 0,
+                 "'%s' was killed by signal %d", prog, WTERMSIG(status));
     else
-        cmd__diagf(ctx, VSCHED_SEV_ERROR, file, 0,
-                   "'%s' exited with status %d", prog, WEXITSTATUS(status));
+        vp_diagf(ctx, VSCHED_SEV_ERROR, file, 0, "'%s' exited with status %d",
+                 prog, WEXITSTATUS(status));
     if (argv[0] != NULL) {
         command_line(argv, cmdline, sizeof cmdline);
-        cmd__diagf(ctx, VSCHED_SEV_NOTE, file, 0, "command: %s", cmdline);
+        vp_diagf(ctx, VSCHED_SEV_NOTE, file, 0, "command: %s", cmdline);
     }
-    return outcome == CMD_TIMEDOUT ? VSCHED_ETIMEDOUT : VSCHED_ETOOL;
-}
-
-/* Contract in cmd.h. */
-char *cmd__which(const char *prog, const char *cwd)
-{
-    char cand[PATH_MAX];
-    if (prog[0] == '/')
-        return realpath(prog, NULL);
-    if (strchr(prog, '/') != NULL) {
-        int w = snprintf(cand, sizeof cand, "%s/%s", cwd, prog);
-        return w > 0 && (size_t)w < sizeof cand ? realpath(cand, NULL) : NULL;
-    }
-    const char *path = getenv("PATH");
-    for (const char *p = path != NULL ? path : "/usr/bin:/bin"; *p != '\0';) {
-        size_t n = strcspn(p, ":");
-        int w =
-            snprintf(cand, sizeof cand, "%.*s/%s", (int)n, n ? p : ".", prog);
-        if (w > 0 && (size_t)w < sizeof cand && access(cand, X_OK) == 0)
-            return realpath(cand, NULL);
-        p += n + (p[n] == ':');
-    }
-    return NULL;
+    return outcome == VP_TIMEDOUT ? VSCHED_ETIMEDOUT : VSCHED_ETOOL;
 }

@@ -106,10 +106,10 @@ static void regex_dep(const cmd_inst *cmd, const vsched_ctx *ctx,
          i++)
         r = resolve_one(cmd, cmd->include_dirs[i], path, &dep);
     if (r == 2) {
-        cmd__diagf(ctx, VSCHED_SEV_WARNING, file, line,
-                   "dependency '%s' resolves outside the source root (%s); "
-                   "changes to it are not tracked",
-                   path, dep);
+        vp_diagf(ctx, VSCHED_SEV_WARNING, file, line,
+                 "dependency '%s' resolves outside the source root (%s); "
+                 "changes to it are not tracked",
+                 path, dep);
         free(dep);
         return;
     }
@@ -174,11 +174,11 @@ static int take_rule(const cmd_inst *cmd, const vsched_ctx *ctx,
                      name_list *l)
 {
     size_t len = 0, n = 0, nn = 0;
-    char *text = cmd__slurp(depfile, &len), **paths = NULL, **names = NULL;
+    char *text = vp_slurp(depfile, &len), **paths = NULL, **names = NULL;
     if (text == NULL) {
         if (written) /* the tool was to write it */
-            cmd__diagf(ctx, VSCHED_SEV_WARNING, name, 0,
-                       "the scan command wrote no dependency file {depfile}");
+            vp_diagf(ctx, VSCHED_SEV_WARNING, name, 0,
+                     "the scan command wrote no dependency file {depfile}");
         return VSCHED_OK;
     }
     int rc = cmd__depfile_parse(text, len, &paths, &n);
@@ -208,9 +208,9 @@ static int scan_deps(cmd_inst *cmd, const vsched_ctx *ctx, const char *name,
     unsigned long k = __atomic_fetch_add(&cmd->counter, 1, __ATOMIC_RELAXED);
     int rc = vals != NULL ? VSCHED_OK : VSCHED_ENOMEM;
     if (rc == VSCHED_OK &&
-        ((in = cmd__strfmt("%s/%s", cmd->root, name)) == NULL ||
-         (depfile = cmd__strfmt("%s/.scan.%ld.%lu.d", cmd->out_dir,
-                                (long)getpid(), k)) == NULL))
+        ((in = vp_strfmt("%s/%s", cmd->root, name)) == NULL ||
+         (depfile = vp_strfmt("%s/.scan.tmp.%ld.%lu.d", cmd->out_dir,
+                              (long)getpid(), k)) == NULL))
         rc = VSCHED_ENOMEM;
     if (rc == VSCHED_OK) {
         for (size_t i = CMD_PH_FIXED; i < cmd__n_placeholders; i++)
@@ -223,9 +223,9 @@ static int scan_deps(cmd_inst *cmd, const vsched_ctx *ctx, const char *name,
     }
     free(vals);
     if (rc == VSCHED_OK)
-        rc = cmd__mkdirs(ctx, name, depfile);
+        rc = vp_mkdirs(ctx, name, depfile);
     if (rc == VSCHED_OK) {
-        cmd_output o = {0};
+        vp_output o = {0};
         int status = 0;
         int outcome = cmd__run(ctx, argv, cmd->root, written ? NULL : depfile,
                                cmd->timeout, &o, &status);

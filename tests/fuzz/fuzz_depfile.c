@@ -12,21 +12,16 @@
 #include "../../plugins/cmd/cmd.h"
 #include "fuzz.h"
 
-/* What the parsers' files need of the rest of their plugins (for the
- * name resolution they also hold; the parsers call none of these). */
-char *cc__host_strdup(const vsched_ctx *ctx, const char *s)
+/* What the parsers' files need of the plugins' helper library
+ * (plugins/common/ctx.c), for the name resolution they also hold; the
+ * parsers call none of these. */
+char *vp_host_strdup(const vsched_ctx *ctx, const char *s)
 {
     (void)ctx;
     return strdup(s);
 }
 
-char *cmd__host_strdup(const vsched_ctx *ctx, const char *s)
-{
-    (void)ctx;
-    return strdup(s);
-}
-
-char *cmd__strfmt(const char *fmt, ...)
+char *vp_strfmt(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

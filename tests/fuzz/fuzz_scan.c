@@ -7,16 +7,16 @@
 
 #include "fuzz.h"
 
-/* What scan.c needs of the rest of the plugin (cc.c), for the resolver
+/* What scan.c needs of the rest of the plugin (plugins/common/ctx.c), for the resolver
  * it also holds; the scanner itself calls neither. */
-char *cc__host_strdup(const vsched_ctx *ctx, const char *s)
+char *vp_host_strdup(const vsched_ctx *ctx, const char *s)
 {
     (void)ctx;
     return strdup(s);
 }
 
-void cc__diagf(const vsched_ctx *ctx, vsched_severity sev, const char *file,
-               unsigned line, const char *fmt, ...)
+void vp_diagf(const vsched_ctx *ctx, vsched_severity sev, const char *file,
+              unsigned line, const char *fmt, ...)
 {
     (void)ctx, (void)sev, (void)file, (void)line, (void)fmt;
 }

@@ -45,6 +45,7 @@
 #include <vsched/vsched.h>
 
 #include "state/cache.h"
+#include "state/journal.h"
 #include "state/sources.h"
 #include "state/state.h"
 
@@ -104,6 +105,7 @@ typedef struct vr_bind_opts {
     size_t n_links;
     const char *executor_name; /* borrowed: names it in contract
                                          violations (contract.h) */
+    vr_journal *journal;       /* borrowed; NULL: outputs are not journaled */
 } vr_bind_opts;
 
 typedef struct vr_bind vr_bind;

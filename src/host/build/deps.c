@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "build/deps.h"
+#include "common/cause.h"
 #include "common/escape.h"
 #include "common/util.h"
 
@@ -52,7 +53,7 @@ static int deps_item(void *ctx, size_t i, void *slot, char **msg)
     if (rc == VSCHED_OK)
         row->text = join_deps(r);
     else if (r != NULL && r->message != NULL)
-        *msg = vr_xstrdup(r->message);
+        *msg = vr_failure_headline(r);
     vsched_handle_release(h);
     return rc;
 }

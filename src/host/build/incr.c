@@ -42,6 +42,12 @@ int vr_incr_open(vr_incr **out, const vr_build *b, char *const *profiles,
     if (rc == VSCHED_OK && in->cache_dir != NULL && !dry)
         rc = vr_cache_open(&in->cache, in->cache_dir,
                            b->settings->cache_max_bytes, b->err, msg);
+    if (rc == VSCHED_OK && !dry) {
+        /* what a run killed between publishing and recording left */
+        vr_journal_settle(in->state_dir, &in->snap, 0, b->out,
+                          b->cli->verbosity < 0);
+        rc = vr_journal_open(&in->journal, in->state_dir, msg);
+    }
     if (rc != VSCHED_OK) {
         vr_incr_close(in);
         return rc;
@@ -74,6 +80,7 @@ int vr_incr_open(vr_incr **out, const vr_build *b, char *const *profiles,
         .n_keys = in->n_keys,
         .executor_name =
             b->executor_desc != NULL ? b->executor_desc->name : NULL,
+        .journal = in->journal,
     };
     in->bind = vr_bind_new(&o);
     *out = in;
@@ -113,6 +120,8 @@ int vr_incr_finish(vr_incr *in)
         else
             rc = VSCHED_EIO;
     }
+    if (rc == VSCHED_OK)
+        vr_journal_clear(in->journal); /* every publication is recorded */
     return rc;
 }
 
@@ -124,6 +133,7 @@ void vr_incr_close(vr_incr *in)
     vr_incr_finish(in);
     vr_bind_free(in->bind);
     vr_cache_close(in->cache);
+    vr_journal_close(in->journal);
     vr_sources_free(in->src);
     vr_snapshot_free(&in->snap);
     vr_state_close(in->state);

@@ -46,6 +46,7 @@ typedef struct vr_incr {
     vr_snapshot snap;
     vr_sources *src;
     vr_cache *cache;
+    vr_journal *journal;   /* outputs published, not yet recorded */
     vr_profile_keys *keys; /* one per profile */
     size_t n_keys;
     vr_bind *bind;

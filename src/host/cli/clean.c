@@ -12,6 +12,7 @@
 #include "cli/clean.h"
 #include "common/util.h"
 #include "state/cache.h"
+#include "state/journal.h"
 #include "state/lock.h"
 #include "state/state.h"
 
@@ -50,7 +51,9 @@ int vr_clean_run(const vr_build *b)
             VSCHED_OK ||
         vr_state_open(&st, state_dir, 0, &snap, b->err, &msg) != VSCHED_OK)
         goto out;
-    size_t removed = 0;
+    /* outputs a killed run published without recording them first */
+    size_t removed =
+        vr_journal_settle(state_dir, &snap, 1, b->out, b->cli->verbosity < 0);
     for (size_t i = 0; i < snap.n_art; i++)
         if (snap.art[i].out_path != NULL)
             removed += (size_t)vr_clean_output(b, snap.art[i].out_path);

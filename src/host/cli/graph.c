@@ -6,6 +6,7 @@
 
 #include "build/work.h"
 #include "cli/graph.h"
+#include "common/cause.h"
 #include "common/escape.h"
 #include "common/strmap.h"
 #include "common/util.h"
@@ -53,7 +54,7 @@ static int source_item(void *ctx, size_t i, void *slot, char **msg)
         f->blockers = dup_names(r->blockers, r->n_blockers);
         f->n_blockers = r->n_blockers;
     } else if (r != NULL && r->message != NULL) {
-        *msg = vr_xstrdup(r->message);
+        *msg = vr_failure_headline(r);
     }
     vsched_handle_release(h);
     return rc;

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/progress.h"
+#include "common/cause.h"
 #include "common/escape.h"
 #include "common/util.h"
 
@@ -249,8 +250,10 @@ void vr_progress_failure(vr_progress *p, const vsched_result *r)
     clear_locked(p);
     fputs(p->color ? RED "FAILED" RESET ": " : "FAILED: ", p->out);
     print_what(p, r);
+    char *headline = vr_failure_headline(r);
     fprintf(p->out, " (%s): %s\n", vsched_stage_name(r->failed_stage),
-            r->message != NULL ? r->message : vsched_strerror(r->status));
+            headline);
+    free(headline);
     print_diags(p, r);
     fflush(p->out);
     pthread_mutex_unlock(&p->lock);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/summary.h"
+#include "common/cause.h"
 #include "common/escape.h"
 #include "common/util.h"
 
@@ -88,8 +89,7 @@ char *vr_summary_first_line(const vsched_result *r)
         }
     }
     if (line == NULL)
-        line = vr_xstrdup(r->message != NULL ? r->message
-                                             : vsched_strerror(r->status));
+        line = vr_failure_headline(r);
     return line;
 }
 

@@ -1,0 +1,95 @@
+#!/bin/sh
+# Outputs published (renamed into place) by a run killed before it
+# recorded them in the state database. Such a file has no record that
+# vouches for it, so the next run must not trust it: the next run (or
+# --clean) removes it before anything reads it, an input it belongs to
+# is rebuilt (never "up to date" and never served from the cache through
+# it), and the output of a file that left the build goes as every such
+# output does. The kill lands between publication and record every time:
+# VSCHED_TEST_RECORDER_HOLD (test-only, src/host/build/recorder.c) names
+# a file while which the recorder records nothing.
+. "${top_srcdir:-.}/tests/lib.sh"
+scratch
+S=$SCRATCH
+mkdir -p "$S/src"
+cc_ini "$S/p.ini"
+printf '[cache]\ndir = cache\n' >>"$S/p.ini"
+V1='int a(void) { return 1; }'
+V2='int a(void) { return 2; }'
+printf '%s\n' "$V1" >"$S/src/a.c"
+printf 'int b(void) { return 3; }\n' >"$S/src/b.c"
+vsched_run --config "$S/p.ini" >"$S/o1" 2>&1
+check "the first run builds (exit 0)" test $? -eq 0
+O="$S/out/release"
+
+# published: wait (up to 20 s) until every named output exists.
+published() {
+    i=0
+    while [ $i -lt 200 ]; do
+        ok=1
+        for f in "$@"; do [ -e "$f" ] || ok=0; done
+        [ $ok -eq 1 ] && return 0
+        sleep 0.1
+        i=$((i + 1))
+    done
+    return 1
+}
+# killed_after_publish OUTPUTS...: a run that publishes them, killed
+# (SIGKILL) before it records anything.
+killed_after_publish() {
+    : >"$S/hold"
+    VSCHED_TEST_RECORDER_HOLD="$S/hold" \
+        "$top_builddir/vsched-run" --config "$S/p.ini" >"$S/killed.out" 2>&1 &
+    pid=$!
+    published "$@" || fail "the held run published $*"
+    kill -KILL $pid
+    wait $pid 2>/dev/null
+    rm -f "$S/hold"
+}
+
+# a.c edited (v2) and a new file n.c, published, not recorded.
+printf '%s\n' "$V2" >"$S/src/a.c"
+printf 'int n(void) { return 4; }\n' >"$S/src/n.c"
+rm -f "$O/a.c.o"
+killed_after_publish "$O/a.c.o" "$O/n.c.o"
+cc -c -o "$S/a-v2.o" "$S/src/a.c"
+check "the killed run published a.c's new object" cmp -s "$S/a-v2.o" "$O/a.c.o"
+# a.c back to what the record says, n.c gone: the stale v2 object must
+# not pass for v1's, and n.c.o must not stay behind.
+printf '%s\n' "$V1" >"$S/src/a.c"
+rm "$S/src/n.c"
+vsched_run --config "$S/p.ini" >"$S/o3" 2>&1
+rc=$?
+cat "$S/o3"
+check "the next run succeeds (exit 0)" test $rc -eq 0
+check "it says it removed the unrecorded outputs" \
+    grep -q "^vsched-run: removed .*/out/release/n.c.o (published by a run killed before recording it)$" "$S/o3"
+check "the output of the file that left is gone" test ! -e "$O/n.c.o"
+check "a.c's object is not the killed run's" sh -c "! cmp -s '$S/a-v2.o' '$O/a.c.o'"
+cc -c -o "$S/a-v1.o" "$S/src/a.c"
+check "a.c's object is a build of a.c as it is" cmp -s "$S/a-v1.o" "$O/a.c.o"
+vsched_run --config "$S/p.ini" >"$S/o4" 2>&1
+check "then nothing is left to do" grep -q "nothing to do" "$S/o4"
+
+# Killed after the records were committed but before the journal was
+# emptied: a listed output its record vouches for stays, and so does the
+# output a note cut short by the kill (no NUL) would name.
+printf '%s\0%s' "$O/b.c.o" "$O/a.c.o" >"$S/state/published"
+vsched_run --config "$S/p.ini" >"$S/o4b" 2>&1
+rc=$?
+cat "$S/o4b"
+check "recorded outputs listed in the journal are kept (exit 0)" \
+    test $rc -eq 0 -a -e "$O/b.c.o" -a -e "$O/a.c.o"
+check "and the run has nothing to do" grep -q "nothing to do" "$S/o4b"
+check "the journal is emptied" test ! -s "$S/state/published"
+
+# The same kill, then --clean: the unrecorded output goes too.
+printf 'int m(void) { return 5; }\n' >"$S/src/m.c"
+killed_after_publish "$O/m.c.o"
+vsched_run --config "$S/p.ini" --clean >"$S/o5" 2>&1
+rc=$?
+cat "$S/o5"
+check "--clean after a killed run succeeds" test $rc -eq 0
+check "--clean removes the unrecorded output too" test ! -e "$O/m.c.o"
+check "and the recorded ones" test ! -e "$O/a.c.o" -a ! -e "$O/b.c.o"
+finish
