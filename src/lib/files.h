@@ -37,6 +37,7 @@
 
 #include <vsched/vsched.h>
 
+#include "arena.h"
 #include "graph.h"
 
 struct vsched;
@@ -121,10 +122,13 @@ typedef struct vsched__files {
     size_t n;
 } vsched__files;
 
-/* The dependents index: blocker name -> files whose facts list it. */
+/* The dependents index: blocker name -> files whose facts list it. Its
+ * entries are never removed (a name's list may empty), so they live in an
+ * arena freed with the index. */
 typedef struct vsched__dependents {
     struct vsched__depentry **slots;
     size_t cap, n;
+    vsched__arena arena;
 } vsched__dependents;
 
 /* ---- snapshots -------------------------------------------------------------- */
