@@ -78,7 +78,7 @@ static void detach_down(vsched *s, vsched__node *n, sweep *w)
             vsched__nodevec_push(&w->from, n) != VSCHED_OK)
             abort();
     }
-    vsched__nodevec_free(&down);
+    vsched__edgevec_free(&s->graph, &down);
 }
 
 /* End one unfinished node of the swept generation. */
