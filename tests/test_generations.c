@@ -454,6 +454,31 @@ static void source_root_answers_as_of_its_epoch_and_reclaims_by_lease(void)
     vsched_root_release(r3);
 }
 
+/* Teardown retires every file, but a root captured before it sees its own
+ * epoch: the file stays PRESENT with its content, as a reset would not
+ * leave it. */
+static void root_captured_before_destroy_still_sees_its_epoch(void)
+{
+    vsched *s = start(files, 1);
+    const vsched_result *r;
+    vsched_handle *h;
+    vsched_root *root;
+    vsched_source_info in;
+    CU_ASSERT_EQUAL(request(s, "b.c", VSCHED_STAGE_SOURCE, &r, &h), 0);
+    vsched_handle_release(h);
+    CU_ASSERT_EQUAL(vsched_capture_source_root(s, &root), 0);
+    uint64_t epoch = vsched_root_epoch(root);
+    stop(s);
+    CU_ASSERT_EQUAL(vsched_root_lookup(root, "b.c", &in), 0);
+    CU_ASSERT_EQUAL(in.state, VSCHED_SOURCE_PRESENT);
+    CU_ASSERT_EQUAL(in.generation, 0);
+    CU_ASSERT_EQUAL(in.content_hash, fnv("int b;\n"));
+    CU_ASSERT_EQUAL(vsched_root_epoch(root), epoch);
+    CU_ASSERT_EQUAL(vsched_root_lookup(root, "x.c", &in), 0);
+    CU_ASSERT_EQUAL(in.state, VSCHED_SOURCE_UNKNOWN);
+    vsched_root_release(root);
+}
+
 /* ---- witnesses -------------------------------------------------------- */
 
 static void witness_commits_only_into_the_same_live_object_and_generation(void)
@@ -769,6 +794,8 @@ static const vr_cu_test tests[] = {
      atomic_batch_is_never_seen_half_admitted},
     {"source_root_answers_as_of_its_epoch_and_reclaims_by_lease",
      source_root_answers_as_of_its_epoch_and_reclaims_by_lease},
+    {"root_captured_before_destroy_still_sees_its_epoch",
+     root_captured_before_destroy_still_sees_its_epoch},
     {"witness_commits_only_into_the_same_live_object_and_generation",
      witness_commits_only_into_the_same_live_object_and_generation},
     {"rehome_makes_a_successor_object_and_refuses_old_witnesses",
