@@ -481,6 +481,56 @@ static void root_captured_before_destroy_still_sees_its_epoch(void)
 
 /* ---- witnesses -------------------------------------------------------- */
 
+/* A file's first profile has its slot inside the file object, the others
+ * in an array: every profile keeps its own Artifact node and committed
+ * data whichever way the slots grew. */
+static void every_profile_keeps_its_artifact_and_committed_data(void)
+{
+    static const char *const profiles[] = {"p0", "p1", "p2", "p3", "p4"};
+    enum { NP = sizeof profiles / sizeof *profiles };
+    vsched *s = start(files, 2);
+    vsched_handle *h[NP];
+    for (int i = 0; i < NP; i++) {
+        vsched_request r = REQ("b.c", VSCHED_STAGE_ARTIFACT, 0);
+        r.profile = profiles[i];
+        CU_ASSERT_FATAL(vsched_submit_request(s, &r, &h[i]) == 0);
+    }
+    for (int i = 0; i < NP; i++) {
+        const vsched_result *r = NULL;
+        CU_ASSERT_EQUAL(vsched_wait(h[i], &r), 0);
+        CU_ASSERT_EQUAL(r->status, VSCHED_OK);
+        CU_ASSERT_STRING_EQUAL(r->profile, profiles[i]);
+        vsched_handle_release(h[i]);
+    }
+    vsched_witness w;
+    uint64_t hash;
+    CU_ASSERT_EQUAL_FATAL(vsched_get_witnessed_source(s, "b.c", &w, &hash), 0);
+    for (int i = 0; i < NP; i++)
+        CU_ASSERT_EQUAL(vsched_commit_artifact(s, &w, profiles[i],
+                                               profiles[i], 3),
+                        0);
+    for (int i = NP; i-- > 0;) {
+        void *data = NULL;
+        size_t len = 0;
+        uint64_t gen = 99;
+        CU_ASSERT_EQUAL_FATAL(
+            vsched_get_artifact(s, "b.c", profiles[i], &data, &len, &gen), 0);
+        CU_ASSERT_EQUAL(len, 3);
+        CU_ASSERT_EQUAL(memcmp(data, profiles[i], 3), 0);
+        CU_ASSERT_EQUAL(gen, 0);
+        free(data);
+    }
+    CU_ASSERT_EQUAL(vsched_remove_artifact_not_newer_than(s, &w, "p0"), 0);
+    void *data = NULL;
+    size_t len = 0;
+    uint64_t gen = 0;
+    CU_ASSERT_EQUAL(vsched_get_artifact(s, "b.c", "p0", &data, &len, &gen),
+                    VSCHED_ENOENT);
+    CU_ASSERT_EQUAL(vsched_get_artifact(s, "b.c", "p4", &data, &len, &gen), 0);
+    free(data);
+    stop(s);
+}
+
 static void witness_commits_only_into_the_same_live_object_and_generation(void)
 {
     vsched *s = start(files, 1);
@@ -796,6 +846,8 @@ static const vr_cu_test tests[] = {
      source_root_answers_as_of_its_epoch_and_reclaims_by_lease},
     {"root_captured_before_destroy_still_sees_its_epoch",
      root_captured_before_destroy_still_sees_its_epoch},
+    {"every_profile_keeps_its_artifact_and_committed_data",
+     every_profile_keeps_its_artifact_and_committed_data},
     {"witness_commits_only_into_the_same_live_object_and_generation",
      witness_commits_only_into_the_same_live_object_and_generation},
     {"rehome_makes_a_successor_object_and_refuses_old_witnesses",

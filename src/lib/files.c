@@ -319,7 +319,8 @@ void vsched__file_unref(vsched *s, vsched__file *f)
         free(f->slots[i].path);
         free(f->slots[i].data);
     }
-    free(f->slots);
+    if (f->slots != &f->slot0)
+        free(f->slots);
     free(f->content);
     if (f->successor != NULL)
         vsched__file_unref(s, f->successor);
@@ -339,9 +340,18 @@ vsched__slot *vsched__file_slot(vsched__file *f, const char *profile)
     vsched__slot *sl = vsched__file_find_slot(f, profile);
     if (sl != NULL)
         return sl;
-    vsched__slot *v = realloc(f->slots, (f->n_slots + 1) * sizeof *v);
-    if (v == NULL)
-        return NULL;
+    vsched__slot *v;
+    if (f->n_slots == 0) {
+        v = &f->slot0; /* the first profile's slot lives in the object */
+    } else {
+        v = f->slots == &f->slot0 ? malloc((f->n_slots + 1) * sizeof *v)
+                                  : realloc(f->slots,
+                                            (f->n_slots + 1) * sizeof *v);
+        if (v == NULL)
+            return NULL;
+        if (f->slots == &f->slot0)
+            v[0] = f->slot0;
+    }
     f->slots = v;
     sl = &v[f->n_slots++];
     *sl = (vsched__slot){.profile = profile};

@@ -96,8 +96,9 @@ typedef struct vsched__file {
     /* Current-generation stage nodes (graph references); NULL until
      * admitted. */
     vsched__node *source, *analysis;
-    vsched__slot *slots; /* one per profile */
+    vsched__slot *slots; /* one per profile: &slot0, or a heap array */
     uint32_t n_slots;
+    vsched__slot slot0; /* the first profile's (most files have one) */
 
     /* Upserted content overriding the loader (VSCHED_REQ_CONTENT). */
     char *content;
