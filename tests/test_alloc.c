@@ -24,7 +24,9 @@
 static void arena_memory_is_aligned_zeroed_and_disjoint(void)
 {
     vsched__arena a = VSCHED__ARENA_INIT;
-    enum { N = 3000 };
+    enum {
+        N = 3000
+    };
     static unsigned char *p[N];
     static size_t len[N];
     for (size_t i = 0; i < N; i++) {

@@ -487,7 +487,9 @@ static void root_captured_before_destroy_still_sees_its_epoch(void)
 static void every_profile_keeps_its_artifact_and_committed_data(void)
 {
     static const char *const profiles[] = {"p0", "p1", "p2", "p3", "p4"};
-    enum { NP = sizeof profiles / sizeof *profiles };
+    enum {
+        NP = sizeof profiles / sizeof *profiles
+    };
     vsched *s = start(files, 2);
     vsched_handle *h[NP];
     for (int i = 0; i < NP; i++) {
@@ -506,9 +508,8 @@ static void every_profile_keeps_its_artifact_and_committed_data(void)
     uint64_t hash;
     CU_ASSERT_EQUAL_FATAL(vsched_get_witnessed_source(s, "b.c", &w, &hash), 0);
     for (int i = 0; i < NP; i++)
-        CU_ASSERT_EQUAL(vsched_commit_artifact(s, &w, profiles[i],
-                                               profiles[i], 3),
-                        0);
+        CU_ASSERT_EQUAL(
+            vsched_commit_artifact(s, &w, profiles[i], profiles[i], 3), 0);
     for (int i = NP; i-- > 0;) {
         void *data = NULL;
         size_t len = 0;

@@ -23,7 +23,10 @@ typedef struct vsched__arena {
     size_t next_size;             /* the next chunk's size */
 } vsched__arena;
 
-#define VSCHED__ARENA_INIT {NULL, NULL, NULL, 0}
+#define VSCHED__ARENA_INIT                                                    \
+    {                                                                         \
+        NULL, NULL, NULL, 0                                                   \
+    }
 
 /* n zeroed bytes, 16-byte aligned, valid until vsched__arena_fini; NULL
  * on exhaustion. */

@@ -224,7 +224,8 @@ const vsched__filevec *vsched__dependents_of(const vsched *s,
 void vsched__dependents_fini(vsched__dependents *d)
 {
     for (size_t i = 0; i < d->cap; i++)
-        if (d->slots[i] != NULL && d->slots[i]->files.v != d->slots[i]->inline_v)
+        if (d->slots[i] != NULL &&
+            d->slots[i]->files.v != d->slots[i]->inline_v)
             free(d->slots[i]->files.v);
     free(d->slots);
     vsched__arena_fini(&d->arena);
@@ -344,9 +345,9 @@ vsched__slot *vsched__file_slot(vsched__file *f, const char *profile)
     if (f->n_slots == 0) {
         v = &f->slot0; /* the first profile's slot lives in the object */
     } else {
-        v = f->slots == &f->slot0 ? malloc((f->n_slots + 1) * sizeof *v)
-                                  : realloc(f->slots,
-                                            (f->n_slots + 1) * sizeof *v);
+        v = f->slots == &f->slot0
+                ? malloc((f->n_slots + 1) * sizeof *v)
+                : realloc(f->slots, (f->n_slots + 1) * sizeof *v);
         if (v == NULL)
             return NULL;
         if (f->slots == &f->slot0)

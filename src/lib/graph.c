@@ -73,8 +73,7 @@ static void edge_array_free(vsched__graph *g, vsched__node **v, uint32_t cap)
     g->edge_free[c] = (void **)v;
 }
 
-int vsched__edgevec_push(vsched__graph *g, vsched__nodevec *v,
-                         vsched__node *n)
+int vsched__edgevec_push(vsched__graph *g, vsched__nodevec *v, vsched__node *n)
 {
     if (v->n == v->cap) {
         uint32_t cap = v->cap ? v->cap * 2 : 4;

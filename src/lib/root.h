@@ -53,7 +53,7 @@ typedef struct vsched__root_dir {
     vsched__history **slots; /* open addressing by name */
     size_t cap, n;
     size_t n_versions;
-    vsched__arena arena; /* the histories (never freed before the dir) */
+    vsched__arena arena;       /* the histories (never freed before the dir) */
     struct vsched_root *roots; /* live leases, a doubly linked list */
     size_t n_roots;
 
