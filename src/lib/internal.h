@@ -134,6 +134,7 @@ typedef struct vsched__task {
     char *artifact_path; /* owned */
     vsched_diag *diags;  /* owned, strings too */
     size_t n_diags;
+    /* When and where it ran: set only with a task observer (its event). */
     uint64_t started_ns, finished_ns;
     int8_t pool_kind, worker;     /* the thread that ran it (pool.c) */
     struct vsched__needset *held; /* stage resources it holds (stage_res.c) */
