@@ -454,7 +454,83 @@ static void source_root_answers_as_of_its_epoch_and_reclaims_by_lease(void)
     vsched_root_release(r3);
 }
 
+/* Teardown retires every file, but a root captured before it sees its own
+ * epoch: the file stays PRESENT with its content, as a reset would not
+ * leave it. */
+static void root_captured_before_destroy_still_sees_its_epoch(void)
+{
+    vsched *s = start(files, 1);
+    const vsched_result *r;
+    vsched_handle *h;
+    vsched_root *root;
+    vsched_source_info in;
+    CU_ASSERT_EQUAL(request(s, "b.c", VSCHED_STAGE_SOURCE, &r, &h), 0);
+    vsched_handle_release(h);
+    CU_ASSERT_EQUAL(vsched_capture_source_root(s, &root), 0);
+    uint64_t epoch = vsched_root_epoch(root);
+    stop(s);
+    CU_ASSERT_EQUAL(vsched_root_lookup(root, "b.c", &in), 0);
+    CU_ASSERT_EQUAL(in.state, VSCHED_SOURCE_PRESENT);
+    CU_ASSERT_EQUAL(in.generation, 0);
+    CU_ASSERT_EQUAL(in.content_hash, fnv("int b;\n"));
+    CU_ASSERT_EQUAL(vsched_root_epoch(root), epoch);
+    CU_ASSERT_EQUAL(vsched_root_lookup(root, "x.c", &in), 0);
+    CU_ASSERT_EQUAL(in.state, VSCHED_SOURCE_UNKNOWN);
+    vsched_root_release(root);
+}
+
 /* ---- witnesses -------------------------------------------------------- */
+
+/* A file's first profile has its slot inside the file object, the others
+ * in an array: every profile keeps its own Artifact node and committed
+ * data whichever way the slots grew. */
+static void every_profile_keeps_its_artifact_and_committed_data(void)
+{
+    static const char *const profiles[] = {"p0", "p1", "p2", "p3", "p4"};
+    enum {
+        NP = sizeof profiles / sizeof *profiles
+    };
+    vsched *s = start(files, 2);
+    vsched_handle *h[NP];
+    for (int i = 0; i < NP; i++) {
+        vsched_request r = REQ("b.c", VSCHED_STAGE_ARTIFACT, 0);
+        r.profile = profiles[i];
+        CU_ASSERT_FATAL(vsched_submit_request(s, &r, &h[i]) == 0);
+    }
+    for (int i = 0; i < NP; i++) {
+        const vsched_result *r = NULL;
+        CU_ASSERT_EQUAL(vsched_wait(h[i], &r), 0);
+        CU_ASSERT_EQUAL(r->status, VSCHED_OK);
+        CU_ASSERT_STRING_EQUAL(r->profile, profiles[i]);
+        vsched_handle_release(h[i]);
+    }
+    vsched_witness w;
+    uint64_t hash;
+    CU_ASSERT_EQUAL_FATAL(vsched_get_witnessed_source(s, "b.c", &w, &hash), 0);
+    for (int i = 0; i < NP; i++)
+        CU_ASSERT_EQUAL(
+            vsched_commit_artifact(s, &w, profiles[i], profiles[i], 3), 0);
+    for (int i = NP; i-- > 0;) {
+        void *data = NULL;
+        size_t len = 0;
+        uint64_t gen = 99;
+        CU_ASSERT_EQUAL_FATAL(
+            vsched_get_artifact(s, "b.c", profiles[i], &data, &len, &gen), 0);
+        CU_ASSERT_EQUAL(len, 3);
+        CU_ASSERT_EQUAL(memcmp(data, profiles[i], 3), 0);
+        CU_ASSERT_EQUAL(gen, 0);
+        free(data);
+    }
+    CU_ASSERT_EQUAL(vsched_remove_artifact_not_newer_than(s, &w, "p0"), 0);
+    void *data = NULL;
+    size_t len = 0;
+    uint64_t gen = 0;
+    CU_ASSERT_EQUAL(vsched_get_artifact(s, "b.c", "p0", &data, &len, &gen),
+                    VSCHED_ENOENT);
+    CU_ASSERT_EQUAL(vsched_get_artifact(s, "b.c", "p4", &data, &len, &gen), 0);
+    free(data);
+    stop(s);
+}
 
 static void witness_commits_only_into_the_same_live_object_and_generation(void)
 {
@@ -769,6 +845,10 @@ static const vr_cu_test tests[] = {
      atomic_batch_is_never_seen_half_admitted},
     {"source_root_answers_as_of_its_epoch_and_reclaims_by_lease",
      source_root_answers_as_of_its_epoch_and_reclaims_by_lease},
+    {"root_captured_before_destroy_still_sees_its_epoch",
+     root_captured_before_destroy_still_sees_its_epoch},
+    {"every_profile_keeps_its_artifact_and_committed_data",
+     every_profile_keeps_its_artifact_and_committed_data},
     {"witness_commits_only_into_the_same_live_object_and_generation",
      witness_commits_only_into_the_same_live_object_and_generation},
     {"rehome_makes_a_successor_object_and_refuses_old_witnesses",

@@ -144,6 +144,9 @@ static void batch_released_before_admission_is_still_admitted_and_answered(
      * done and nothing waits any more. */
     CU_ASSERT_EQUAL(ask(w.s, "f.c", VSCHED_STAGE_ARTIFACT, NULL), 0);
     CU_ASSERT_EQUAL(ask(w.s, "g.c", VSCHED_STAGE_ARTIFACT, NULL), 0);
+    /* b.c is upstream of neither: its Source may still run. Once it is
+     * done, a waiter the released batch left stranded would still count. */
+    CU_ASSERT_EQUAL(ask(w.s, "b.c", VSCHED_STAGE_SOURCE, NULL), 0);
     vsched_stats st;
     vsched_get_stats(w.s, &st);
     CU_ASSERT_EQUAL(st.waiters, 0);

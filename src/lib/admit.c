@@ -132,8 +132,8 @@ static void gate_all(vsched *s, vsched__nodevec *work, vsched__nodevec *made,
             vsched__node *ba = reusable(s, &b->analysis);
             if (ba == NULL) {
                 ba = new_analysis(s, b, x->priority, 1, p);
-                if (vsched__nodevec_push(work, ba) != VSCHED_OK ||
-                    vsched__nodevec_push(made, ba) != VSCHED_OK)
+                if (vsched__edgevec_push(&s->graph, work, ba) != VSCHED_OK ||
+                    vsched__edgevec_push(&s->graph, made, ba) != VSCHED_OK)
                     abort();
             }
             vsched__link_blocker(s, ba, x, p);
@@ -162,11 +162,11 @@ void vsched__gate_on_blockers(vsched *s, vsched__node *n, vsched__pass *p)
         return;
     }
     vsched__nodevec work = {0}, made = {0};
-    if (vsched__nodevec_push(&work, n) != VSCHED_OK)
+    if (vsched__edgevec_push(&s->graph, &work, n) != VSCHED_OK)
         abort();
     gate_all(s, &work, &made, p);
-    vsched__nodevec_free(&work);
-    vsched__nodevec_free(&made);
+    vsched__edgevec_free(&s->graph, &work);
+    vsched__edgevec_free(&s->graph, &made);
 }
 
 static vsched__node *ensure_analysis(vsched *s, vsched__file *f, int prio,
@@ -179,12 +179,12 @@ static vsched__node *ensure_analysis(vsched *s, vsched__file *f, int prio,
     }
     a = new_analysis(s, f, prio, as_upstream, p);
     vsched__nodevec work = {0}, made = {0};
-    if (vsched__nodevec_push(&work, a) != VSCHED_OK ||
-        vsched__nodevec_push(&made, a) != VSCHED_OK)
+    if (vsched__edgevec_push(&s->graph, &work, a) != VSCHED_OK ||
+        vsched__edgevec_push(&s->graph, &made, a) != VSCHED_OK)
         abort();
     gate_all(s, &work, &made, p);
-    vsched__nodevec_free(&work);
-    vsched__nodevec_free(&made);
+    vsched__edgevec_free(&s->graph, &work);
+    vsched__edgevec_free(&s->graph, &made);
     return a;
 }
 

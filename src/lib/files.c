@@ -158,9 +158,14 @@ vsched__file *vsched__file_new(const char *name, size_t len, uint64_t hash,
 
 /* ---- the dependents index --------------------------------------------------- */
 
+/* An entry lives in the index's arena until the index goes; its first
+ * DEP_INLINE dependents are kept inline (most names have few), more in a
+ * heap array. */
+#define DEP_INLINE 4
 typedef struct vsched__depentry {
     uint64_t hash;
-    vsched__filevec files;
+    vsched__filevec files; /* .v: inline_v, or the heap array */
+    struct vsched__file *inline_v[DEP_INLINE];
     char name[];
 } vsched__depentry;
 
@@ -198,10 +203,11 @@ static vsched__depentry *dep_ensure(vsched__dependents *d,
         d->cap = cap;
     }
     size_t len = strlen(named->name);
-    e = calloc(1, sizeof *e + len + 1);
+    e = vsched__arena_alloc(&d->arena, sizeof *e + len + 1);
     if (e == NULL)
         abort();
     e->hash = named->hash;
+    e->files = (vsched__filevec){e->inline_v, 0, DEP_INLINE};
     memcpy(e->name, named->name, len + 1);
     d->slots[dep_slot(d->slots, d->cap, e->name, e->hash)] = e;
     d->n++;
@@ -218,11 +224,11 @@ const vsched__filevec *vsched__dependents_of(const vsched *s,
 void vsched__dependents_fini(vsched__dependents *d)
 {
     for (size_t i = 0; i < d->cap; i++)
-        if (d->slots[i] != NULL) {
+        if (d->slots[i] != NULL &&
+            d->slots[i]->files.v != d->slots[i]->inline_v)
             free(d->slots[i]->files.v);
-            free(d->slots[i]);
-        }
     free(d->slots);
+    vsched__arena_fini(&d->arena);
     *d = (vsched__dependents){0};
 }
 
@@ -235,13 +241,18 @@ static void filevec_remove(vsched__filevec *v, const vsched__file *f)
         }
 }
 
-static void filevec_push(vsched__filevec *v, vsched__file *f)
+static void dep_push(vsched__depentry *e, vsched__file *f)
 {
+    vsched__filevec *v = &e->files;
     if (v->n == v->cap) {
-        uint32_t cap = v->cap ? v->cap * 2 : 4;
-        vsched__file **nv = realloc(v->v, cap * sizeof *nv);
+        uint32_t cap = v->cap * 2;
+        vsched__file **nv = v->v == e->inline_v
+                                ? malloc(cap * sizeof *nv)
+                                : realloc(v->v, cap * sizeof *nv);
         if (nv == NULL)
             abort(); /* an unindexed dependent would miss invalidations */
+        if (v->v == e->inline_v)
+            memcpy(nv, e->inline_v, sizeof e->inline_v);
         v->v = nv;
         v->cap = cap;
     }
@@ -252,8 +263,7 @@ static void index_blockers(vsched *s, vsched__file *f, int add)
 {
     for (size_t i = 0; i < f->n_blockers; i++) {
         if (add) {
-            filevec_push(&dep_ensure(&s->dependents, f->blockers[i])->files,
-                         f);
+            dep_push(dep_ensure(&s->dependents, f->blockers[i]), f);
             continue;
         }
         vsched__depentry *e = dep_find(&s->dependents, f->blockers[i]);
@@ -310,7 +320,8 @@ void vsched__file_unref(vsched *s, vsched__file *f)
         free(f->slots[i].path);
         free(f->slots[i].data);
     }
-    free(f->slots);
+    if (f->slots != &f->slot0)
+        free(f->slots);
     free(f->content);
     if (f->successor != NULL)
         vsched__file_unref(s, f->successor);
@@ -330,9 +341,18 @@ vsched__slot *vsched__file_slot(vsched__file *f, const char *profile)
     vsched__slot *sl = vsched__file_find_slot(f, profile);
     if (sl != NULL)
         return sl;
-    vsched__slot *v = realloc(f->slots, (f->n_slots + 1) * sizeof *v);
-    if (v == NULL)
-        return NULL;
+    vsched__slot *v;
+    if (f->n_slots == 0) {
+        v = &f->slot0; /* the first profile's slot lives in the object */
+    } else {
+        v = f->slots == &f->slot0
+                ? malloc((f->n_slots + 1) * sizeof *v)
+                : realloc(f->slots, (f->n_slots + 1) * sizeof *v);
+        if (v == NULL)
+            return NULL;
+        if (f->slots == &f->slot0)
+            v[0] = f->slot0;
+    }
     f->slots = v;
     sl = &v[f->n_slots++];
     *sl = (vsched__slot){.profile = profile};

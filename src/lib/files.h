@@ -37,6 +37,7 @@
 
 #include <vsched/vsched.h>
 
+#include "arena.h"
 #include "graph.h"
 
 struct vsched;
@@ -95,8 +96,9 @@ typedef struct vsched__file {
     /* Current-generation stage nodes (graph references); NULL until
      * admitted. */
     vsched__node *source, *analysis;
-    vsched__slot *slots; /* one per profile */
+    vsched__slot *slots; /* one per profile: &slot0, or a heap array */
     uint32_t n_slots;
+    vsched__slot slot0; /* the first profile's (most files have one) */
 
     /* Upserted content overriding the loader (VSCHED_REQ_CONTENT). */
     char *content;
@@ -121,10 +123,13 @@ typedef struct vsched__files {
     size_t n;
 } vsched__files;
 
-/* The dependents index: blocker name -> files whose facts list it. */
+/* The dependents index: blocker name -> files whose facts list it. Its
+ * entries are never removed (a name's list may empty), so they live in an
+ * arena freed with the index. */
 typedef struct vsched__dependents {
     struct vsched__depentry **slots;
     size_t cap, n;
+    vsched__arena arena;
 } vsched__dependents;
 
 /* ---- snapshots -------------------------------------------------------------- */

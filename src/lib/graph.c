@@ -36,6 +36,66 @@ void vsched__nodevec_free(vsched__nodevec *v)
     *v = (vsched__nodevec){0};
 }
 
+/* ---- edge vectors: small arrays recycled through the graph ---------------- */
+
+/* Class c holds arrays of 4 << c pointers; larger ones are malloc'ed. */
+static int edge_class(uint32_t cap)
+{
+    for (int c = 0; c < VSCHED__EDGE_CLASSES; c++)
+        if (cap == 4u << c)
+            return c;
+    return -1;
+}
+
+static vsched__node **edge_array(vsched__graph *g, uint32_t cap)
+{
+    int c = edge_class(cap);
+    if (c < 0)
+        return malloc(cap * sizeof(vsched__node *));
+    void **a = g->edge_free[c];
+    if (a != NULL) {
+        g->edge_free[c] = *a; /* a free array's first word links the list */
+        return (vsched__node **)a;
+    }
+    return vsched__arena_alloc(&g->edge_arena, cap * sizeof(vsched__node *));
+}
+
+static void edge_array_free(vsched__graph *g, vsched__node **v, uint32_t cap)
+{
+    if (v == NULL)
+        return;
+    int c = edge_class(cap);
+    if (c < 0) {
+        free(v);
+        return;
+    }
+    *(void **)v = g->edge_free[c];
+    g->edge_free[c] = (void **)v;
+}
+
+int vsched__edgevec_push(vsched__graph *g, vsched__nodevec *v, vsched__node *n)
+{
+    if (v->n == v->cap) {
+        uint32_t cap = v->cap ? v->cap * 2 : 4;
+        vsched__node **nv = edge_array(g, cap);
+        if (nv == NULL)
+            return VSCHED_ENOMEM;
+        if (v->n > 0)
+            memcpy(nv, v->v, v->n * sizeof *nv);
+        edge_array_free(g, v->v, v->cap);
+        v->v = nv;
+        v->cap = cap;
+    }
+    v->v[v->n++] = n;
+    return VSCHED_OK;
+}
+
+void vsched__edgevec_free(vsched__graph *g, vsched__nodevec *v)
+{
+    edge_array_free(g, v->v, v->cap);
+    *v = (vsched__nodevec){0};
+}
+
 void vsched__graph_init(vsched__graph *g)
 {
     *g = (vsched__graph){0};
@@ -159,7 +219,7 @@ static void node_free(vsched *s, vsched__node *n)
     g->edges_cap -= n->down.cap;
     for (uint32_t i = 0; i < n->down.n; i++)
         vsched__node_unref(s, n->down.v[i]);
-    vsched__nodevec_free(&n->down);
+    vsched__edgevec_free(g, &n->down);
     vsched__ups_clear(s, n);
     vsched__outcome_free(n->why);
     if (n->job != NULL)
@@ -195,10 +255,11 @@ void vsched__graph_fini(vsched__graph *g)
         vsched__node *n = g->ids[i];
         if (n == NULL)
             continue;
-        vsched__nodevec_free(&n->down);
-        vsched__nodevec_free(&n->ups);
+        vsched__edgevec_free(g, &n->down);
+        vsched__edgevec_free(g, &n->ups);
     }
     free(g->ids);
+    vsched__arena_fini(&g->edge_arena);
     for (slab *sl = g->slabs; sl != NULL;) {
         slab *next = sl->next;
         free(sl);
@@ -227,7 +288,7 @@ uint32_t vsched__graph_stamp(vsched__graph *g)
 int vsched__edge_add(vsched__graph *g, vsched__node *up, vsched__node *down)
 {
     uint32_t cap = up->down.cap;
-    if (vsched__nodevec_push(&up->down, down) != VSCHED_OK)
+    if (vsched__edgevec_push(g, &up->down, down) != VSCHED_OK)
         return VSCHED_ENOMEM;
     g->edges_cap += up->down.cap - cap;
     vsched__node_ref(down);
@@ -253,7 +314,7 @@ void vsched__ups_add(vsched *s, vsched__node *up, vsched__node *down)
         }
         v->n = k;
     }
-    if (vsched__nodevec_push(v, up) != VSCHED_OK)
+    if (vsched__edgevec_push(&s->graph, v, up) != VSCHED_OK)
         abort(); /* an edge is never half recorded */
     vsched__node_ref(up);
 }
@@ -275,7 +336,7 @@ void vsched__ups_clear(vsched *s, vsched__node *down)
     down->ups = (vsched__nodevec){0};
     for (uint32_t i = 0; i < v.n; i++)
         vsched__node_unref(s, v.v[i]);
-    vsched__nodevec_free(&v);
+    vsched__edgevec_free(&s->graph, &v);
 }
 
 /* ---- ready queues (ready.h) ----------------------------------------------------- */

@@ -44,6 +44,7 @@
 
 #include <vsched/vsched.h>
 
+#include "arena.h"
 #include "ready.h"
 
 struct vsched;
@@ -76,6 +77,9 @@ enum {
     VSCHED__Q_CPU = 0,
     VSCHED__Q_IO = 1
 };
+
+/* Size classes of edge vectors kept by the graph: 4, 8, 16, 32 entries. */
+#define VSCHED__EDGE_CLASSES 4
 
 /* A growable array of node pointers. */
 typedef struct vsched__nodevec {
@@ -144,6 +148,11 @@ typedef struct vsched__graph {
     uint64_t unit_seq;          /* the last unit release's serial */
     uint64_t units_formed;
     vsched__nodevec doomed; /* nodes to replace (references) */
+    /* Edge vectors (vsched__edgevec_*): free arrays of 4 << c pointers,
+     * each list threaded through the arrays' first words, carved from
+     * edge_arena (freed whole at teardown). */
+    void **edge_free[VSCHED__EDGE_CLASSES];
+    vsched__arena edge_arena;
 } vsched__graph;
 
 uint64_t vsched__now_ns(void);
@@ -221,5 +230,13 @@ void vsched__node_start(vsched__node *n, uint64_t now_ns);
 
 int vsched__nodevec_push(vsched__nodevec *v, vsched__node *n);
 void vsched__nodevec_free(vsched__nodevec *v);
+
+/* The same for the vectors of a node's edges (down, ups) and of the
+ * scheduler's short-lived worklists: arrays up to 32 entries come from the
+ * graph's free lists instead of malloc. A vector filled by one pair must
+ * be freed by the same pair. Scheduler lock held. */
+int vsched__edgevec_push(vsched__graph *g, vsched__nodevec *v,
+                         vsched__node *n);
+void vsched__edgevec_free(vsched__graph *g, vsched__nodevec *v);
 
 #endif

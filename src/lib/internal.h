@@ -57,6 +57,13 @@
 
 #define VSCHED__HIDDEN __attribute__((visibility("hidden")))
 
+/* Thread-locals read on every task (the lock holder, the current pool
+ * worker): the initial-exec model reads them at a fixed offset instead of
+ * calling __tls_get_addr, as a shared library's default model does. A
+ * library loaded with dlopen takes them from glibc's static TLS surplus
+ * (these are a few words). */
+#define VSCHED__TLS _Thread_local __attribute__((tls_model("initial-exec")))
+
 /* Why a node failed: its reason, the dependency that failed, and the
  * executor's diagnostics of its run. All owned. */
 typedef struct vsched__outcome {
@@ -127,6 +134,7 @@ typedef struct vsched__task {
     char *artifact_path; /* owned */
     vsched_diag *diags;  /* owned, strings too */
     size_t n_diags;
+    /* When and where it ran: set only with a task observer (its event). */
     uint64_t started_ns, finished_ns;
     int8_t pool_kind, worker;     /* the thread that ran it (pool.c) */
     struct vsched__needset *held; /* stage resources it holds (stage_res.c) */

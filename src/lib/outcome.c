@@ -264,7 +264,7 @@ static void release_down(vsched *s, vsched__node *n,
         }
         vsched__node_unref(s, d);
     }
-    vsched__nodevec_free(&down);
+    vsched__edgevec_free(&s->graph, &down);
 }
 
 void vsched__node_done(vsched *s, vsched__node *n, vsched__pass *p)

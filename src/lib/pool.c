@@ -48,9 +48,9 @@ struct vsched_pool {
     int stopping;
 };
 
-static _Thread_local int current_kind = -1;
-static _Thread_local int current_index = -1;
-static _Thread_local const vsched_pool *current_pool;
+static VSCHED__TLS int current_kind = -1;
+static VSCHED__TLS int current_index = -1;
+static VSCHED__TLS const vsched_pool *current_pool;
 
 int vsched_pool_current_kind(void)
 {

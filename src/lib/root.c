@@ -35,9 +35,9 @@ static void dir_free(vsched__root_dir *d)
         if (d->slots[i] != NULL) {
             if (d->slots[i]->v != d->slots[i]->inline_v)
                 free(d->slots[i]->v);
-            free(d->slots[i]);
         }
     free(d->slots);
+    vsched__arena_fini(&d->arena);
     pthread_mutex_destroy(&d->lock);
     free(d);
 }
@@ -92,7 +92,7 @@ static vsched__history *ensure(vsched__root_dir *d, const char *name,
         d->cap = cap;
     }
     size_t len = strlen(name);
-    h = malloc(sizeof *h + len + 1);
+    h = vsched__arena_alloc(&d->arena, sizeof *h + len + 1);
     if (h == NULL)
         return NULL;
     h->hash = hash;
@@ -118,9 +118,11 @@ int vsched__root_put(vsched__root_dir *d, const char *name, uint64_t hash,
                      vsched_source_state state, uint64_t incarnation,
                      uint64_t generation, uint64_t content_hash)
 {
+    /* Outside a publication the put is one of its own, made visible in
+     * the same hold of the directory lock. */
     int opened = d->depth == 0;
     if (opened)
-        vsched__root_begin(d);
+        d->open = d->visible + 1;
     vsched__version ver = {d->open, incarnation, generation, content_hash,
                            state};
     int rc = VSCHED_OK;
@@ -150,9 +152,9 @@ int vsched__root_put(vsched__root_dir *d, const char *name, uint64_t hash,
         d->n_versions++;
     }
 out:
-    pthread_mutex_unlock(&d->lock);
     if (opened)
-        vsched__root_end(d);
+        d->visible = d->open;
+    pthread_mutex_unlock(&d->lock);
     return rc;
 }
 

@@ -15,7 +15,9 @@
  * begin and end -- an atomic batch's every upsert, a reset's every removal,
  * a re-home's retirement and successor -- is one epoch, never seen torn.
  * Publications nest (a sweep inside an admission inside a batch): only the
- * outermost pair opens and closes the epoch.
+ * outermost pair opens and closes the epoch. A put outside any publication
+ * is one of its own: its version and the epoch's visibility are written in
+ * one hold of root_dir.lock (one lock pair per integrated Source).
  *
  * Locks: the publication state (depth, open epoch) is guarded by the
  * scheduler lock, which every publisher holds; root_dir.lock (rank 2) guards
@@ -33,6 +35,8 @@
 
 #include <vsched/vsched.h>
 
+#include "arena.h"
+
 typedef struct vsched__version {
     uint64_t epoch;
     uint64_t incarnation, generation;
@@ -49,6 +53,7 @@ typedef struct vsched__root_dir {
     vsched__history **slots; /* open addressing by name */
     size_t cap, n;
     size_t n_versions;
+    vsched__arena arena;       /* the histories (never freed before the dir) */
     struct vsched_root *roots; /* live leases, a doubly linked list */
     size_t n_roots;
 

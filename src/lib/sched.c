@@ -20,7 +20,7 @@
 
 /* ---- the scheduler lock ------------------------------------------------------ */
 
-static _Thread_local const vsched *lock_holder;
+static VSCHED__TLS const vsched *lock_holder;
 
 void vsched__lock(vsched *s)
 {

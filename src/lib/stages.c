@@ -401,9 +401,14 @@ void vsched__task_execute(vsched__task *t)
 {
     vsched_ctx ctx;
     vsched__ctx_init(&ctx, t);
-    t->pool_kind = (int8_t)vsched_pool_current_kind();
-    t->worker = (int8_t)vsched_pool_current_worker();
-    t->started_ns = vsched__now_ns();
+    /* Where and when it ran are read by the task observer only
+     * (complete.c, task_event): two clock reads a task saved without one. */
+    int observed = t->s->opts.task_observer != NULL;
+    if (observed) {
+        t->pool_kind = (int8_t)vsched_pool_current_kind();
+        t->worker = (int8_t)vsched_pool_current_worker();
+        t->started_ns = vsched__now_ns();
+    }
     if (ctx.is_cancelled(&ctx)) {
         t->status = VSCHED_ECANCELLED;
     } else {
@@ -419,5 +424,6 @@ void vsched__task_execute(vsched__task *t)
         case VSCHED__K_JOB: run_job(t, &ctx); break;
         }
     }
-    t->finished_ns = vsched__now_ns();
+    if (observed)
+        t->finished_ns = vsched__now_ns();
 }

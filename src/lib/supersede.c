@@ -78,7 +78,7 @@ static void detach_down(vsched *s, vsched__node *n, sweep *w)
             vsched__nodevec_push(&w->from, n) != VSCHED_OK)
             abort();
     }
-    vsched__nodevec_free(&down);
+    vsched__edgevec_free(&s->graph, &down);
 }
 
 /* End one unfinished node of the swept generation. */
@@ -411,6 +411,13 @@ void vsched__retire_all(vsched *s, int status, const char *reason,
                         vsched__pass *p)
 {
     vsched__root_begin(s->root); /* ONE epoch for every removed member */
+    /* At teardown no capture can follow, and every live root sees an
+     * older epoch: the removals would be read by no one. */
+    int publish = !atomic_load(&s->stopping);
+    /* Every member leaves: the dependents index goes whole, first, so no
+     * member is taken out of it one name at a time (nothing below reads
+     * it: the sweeps re-gate nothing and invalidate no dependents). */
+    vsched__dependents_fini(&s->dependents);
     /* The table is taken whole: every member is retired, then freed. */
     vsched__files table = s->files;
     vsched__files_init(&s->files);
@@ -418,8 +425,9 @@ void vsched__retire_all(vsched *s, int status, const char *reason,
         vsched__file *f = table.slots[i];
         if (f == NULL)
             continue;
-        vsched__root_put(s->root, f->name, f->hash, VSCHED_SOURCE_ABSENT,
-                         f->incarnation, f->generation, 0);
+        if (publish)
+            vsched__root_put(s->root, f->name, f->hash, VSCHED_SOURCE_ABSENT,
+                             f->incarnation, f->generation, 0);
         retire_file(s, f);
         sweep_file(s, f, VSCHED_ESHUTDOWN, NULL, p);
     }
@@ -440,7 +448,6 @@ void vsched__retire_all(vsched *s, int status, const char *reason,
     vsched__stage_waiters_clear(s); /* every waiter ended */
     vsched__ready_clear(s);
     vsched__job_history_clear(s);
-    vsched__dependents_fini(&s->dependents);
     s->epoch++;
     vsched__root_end(s->root);
     p->wake_dag = 1;

@@ -1,0 +1,64 @@
+/*
+ * arena -- bump allocation in chunks; see arena.h.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+
+#define ALIGN 16u
+#define FIRST_CHUNK 4096u
+#define MAX_CHUNK (256u * 1024u)
+
+typedef struct vsched__chunk {
+    struct vsched__chunk *next;
+    size_t size; /* bytes of the chunk, header included */
+} vsched__chunk;
+
+/* The header rounded up to ALIGN: where a chunk's space starts. */
+#define HEADER ((sizeof(vsched__chunk) + ALIGN - 1) & ~(size_t)(ALIGN - 1))
+
+static int grow(vsched__arena *a, size_t n)
+{
+    size_t size = a->next_size != 0 ? a->next_size : FIRST_CHUNK;
+    if (size < MAX_CHUNK)
+        a->next_size = size * 2;
+    if (n > size - HEADER)
+        size = HEADER + n; /* an oversized request: a chunk of its own */
+    vsched__chunk *c = calloc(1, size);
+    if (c == NULL)
+        return -1;
+    c->size = size;
+    c->next = a->chunks;
+    a->chunks = c;
+    a->at = (char *)c + HEADER;
+    a->end = (char *)c + size;
+    return 0;
+}
+
+void *vsched__arena_alloc(vsched__arena *a, size_t n)
+{
+    if (n > SIZE_MAX - 2 * ALIGN - HEADER)
+        return NULL;
+    n = (n + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+    if (n == 0)
+        n = ALIGN;
+    if (a->at == NULL || (size_t)(a->end - a->at) < n) {
+        if (grow(a, n) != 0)
+            return NULL;
+    }
+    void *p = a->at;
+    a->at += n;
+    return p; /* chunks come zeroed from calloc and are never reused */
+}
+
+void vsched__arena_fini(vsched__arena *a)
+{
+    for (vsched__chunk *c = a->chunks; c != NULL;) {
+        vsched__chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    *a = (vsched__arena)VSCHED__ARENA_INIT;
+}
