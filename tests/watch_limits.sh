@@ -35,6 +35,7 @@ rm -f "$S/go" "$S/slow.pid"
 start_watch "$S"
 stop_watch
 check "SIGINT while waiting for changes exits 130" test "$WATCH_RC" -eq 130
+sed 's/^/    | /' "$S/watch.out" # (shown: what the next check compares)
 check "... and says nothing but the first build and the banner" \
     test "$(cat "$S/watch.out")" = "vsched-run: nothing to do
 vsched-run: watching $S/tree (5 directories); Ctrl-C stops"
