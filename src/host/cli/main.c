@@ -144,7 +144,7 @@ static int run_batch(const vr_cli *cli, const vr_settings *set,
         .targets = targets,
     };
     if (l->iso != NULL)
-        b.executor = vr_isolate_binding(l->iso);
+        b.stages = vr_isolate_binding(l->iso);
     if (vr_coord_create(&b.coord, set->coordinator_threads) != VSCHED_OK) {
         fprintf(stderr, "vsched-run: cannot start coordinator threads\n");
         return VR_EXIT_USAGE;
