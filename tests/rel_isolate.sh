@@ -18,6 +18,10 @@
 #     without isolate.
 . "${top_srcdir:-.}/tests/lib.sh"
 scratch
+# Under AddressSanitizer (the CI's ASan pass) a SIGSEGV would become
+# ASan's report and exit 1: let the plugin's crash be the signal it is.
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0"
+export ASAN_OPTIONS
 S=$SCRATCH
 PLUG="$top_builddir/tests/plugins"
 RUN="$top_builddir/vsched-run"
@@ -151,6 +155,10 @@ run "$S/set" --config b.ini --set executor.isolate_timeout=-1 >"$S/bad2.out" 2>&
 check "isolate_timeout = -1: exit 2" test $? -eq 2
 check "a loader refuses isolate (a key of [executor] only)" \
     sh -c "cd '$S/set' && timeout 60 '$RUN' --config b.ini --set loader.isolate=true >'$S/bad3.out' 2>&1; test \$? -eq 2"
+
+"$RUN" --isolate-worker >"$S/hand.out" 2>&1
+check "--isolate-worker by hand: exit 2, saying it is internal" \
+    sh -c "test $? -eq 2 && grep -q 'is internal' '$S/hand.out'"
 
 # ---- SIGINT while a worker hangs ------------------------------------------------------------------
 G="$S/g"

@@ -113,7 +113,9 @@ static vr_worker *vr_worker_start(vr_isolate *iso, char **why)
     posix_spawnattr_setsigmask(&at, &none);
     char *argv[] = {iso->exe, (char *)VR_ISOLATE_WORKER_FLAG, NULL};
     pid_t pid = -1;
-    int rc = posix_spawn(&pid, iso->exe, &fa, &at, argv, environ);
+    /* /proc/self/exe, not the name: the running program's own file even
+     * when vsched-run was replaced (reinstalled) since it started. */
+    int rc = posix_spawn(&pid, "/proc/self/exe", &fa, &at, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     close(child);
@@ -175,14 +177,6 @@ static void vr_give_back(vr_isolate *iso, vr_worker *w)
     pthread_mutex_unlock(&iso->lock);
 }
 
-static void vr_count(vr_isolate *iso, int started, int failed)
-{
-    pthread_mutex_lock(&iso->lock);
-    iso->started += (unsigned long)started;
-    iso->failed += (unsigned long)failed;
-    pthread_mutex_unlock(&iso->lock);
-}
-
 /* ---- one call -------------------------------------------------------------------- */
 
 /* Report "plugin 'P' <what> in OP of NAME<tail>" on the call's file. */
@@ -198,14 +192,13 @@ static void vr_report(const vr_call *c, const char *what, const char *tail)
     free(msg);
 }
 
-/* The worker of c died or broke: end it, say why, count it. */
+/* The worker of c died or broke: end it and say why. */
 static int vr_fail(vr_call *c, vr_worker *w, int kill_now, int rc,
                    const char *cause)
 {
     int st = -1;
     vr_worker_end(w, kill_now, &st);
     c->w = NULL;
-    vr_count(c->iso, 0, 1);
     if (rc == VSCHED_ECANCELLED)
         return rc;
     char *d = cause == NULL ? vr_death(st) : NULL;
@@ -306,10 +299,8 @@ int vr_call_run(vr_call *c, uint8_t type, const vr_wbuf *req)
             vr_report(c, what, "");
             free(what);
             free(why);
-            vr_count(iso, 0, 1);
             return VSCHED_EERR;
         }
-        vr_count(iso, 1, 0);
     }
     uint64_t t0 = vr_wire_now_ns();
     uint64_t deadline =
@@ -480,16 +471,6 @@ void vr_isolate_free(vr_isolate *iso)
     free(iso->plugin);
     free(iso->exe);
     free(iso);
-}
-
-/* Contract: see isolate.h. */
-void vr_isolate_counts(vr_isolate *iso, unsigned long *started,
-                       unsigned long *failed)
-{
-    pthread_mutex_lock(&iso->lock);
-    *started = iso->started;
-    *failed = iso->failed;
-    pthread_mutex_unlock(&iso->lock);
 }
 
 /* Contract: see isolate.h. */

@@ -55,11 +55,14 @@
  *
  * Not isolated: create/destroy of the host's own instance, identity()
  * and command() (called once per run or by --compdb, from the main
- * thread, in the host's process).
+ * thread, in the host's process). A tool a plugin started in a process
+ * group of its own outlives a worker killed at the timeout until it ends
+ * (the plugin's own `timeout`, which the isolate timeout exceeds by
+ * VR_ISOLATE_GRACE_S by default, is what stops it).
  *
  * Thread-safety: the binding may be called from any thread. `lock`
  * (a leaf: no call to a worker and no plugin call under it) guards the
- * idle list and the counts; a worker belongs to one call at a time.
+ * idle list; a worker belongs to one call at a time.
  */
 #ifndef VSCHED_HOST_ISOLATE_H
 #define VSCHED_HOST_ISOLATE_H
@@ -106,11 +109,6 @@ vsched_executor_binding vr_isolate_binding(vr_isolate *iso);
 /* End every worker (end of file on its socket, then SIGKILL after
  * VR_ISOLATE_CANCEL_MS) and reap it; no call may be in flight. NULL ok. */
 void vr_isolate_free(vr_isolate *iso);
-
-/* Workers started and workers that failed (crashed, timed out, ...)
- * so far. */
-void vr_isolate_counts(vr_isolate *iso, unsigned long *started,
-                       unsigned long *failed);
 
 /* The worker's main(): serve the host on descriptor `fd` until end of
  * file. `preloaded` is the program's lt_preloaded_symbols. Returns the

@@ -32,15 +32,14 @@ typedef struct vr_worker {
 struct vr_isolate {
     const vsched_plugin *desc;
     char *plugin; /* what the worker opens */
-    char *exe;    /* this program */
+    char *exe;    /* this program's path: the workers' argv[0] */
     unsigned timeout_s;
     vr_wbuf hello; /* the HELLO payload, made once */
     vsched_executor_ops ops;
-    /* lock: guards idle, started, failed; a leaf (no I/O, no plugin
-     * call and no other lock under it). */
+    /* lock: guards idle; a leaf (no I/O, no plugin call and no other
+     * lock under it). */
     pthread_mutex_t lock;
     vr_worker *idle;
-    unsigned long started, failed;
 };
 
 /* One call: the operation and file it is about (for messages), the

@@ -16,8 +16,10 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "build/isolate.h"
@@ -577,6 +579,13 @@ static int vr_wk_hello(vr_wk *k, vr_config **cfg, vr_plugin **p, char **err)
 /* Contract: see isolate.h. */
 int vr_isolate_worker_main(int fd, const void *preloaded)
 {
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+        fprintf(stderr, "vsched-run: %s is internal: vsched-run starts "
+                        "its workers itself for [executor] isolate = true\n",
+                VR_ISOLATE_WORKER_FLAG);
+        return 2;
+    }
     signal(SIGPIPE, SIG_IGN);
     vr_wk k = {.fd = fd};
     vr_wk_ctx(&k, &k.ctx, 0);
