@@ -23,8 +23,9 @@ scratch
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0"
 export ASAN_OPTIONS
 S=$SCRATCH
-PLUG="$top_builddir/tests/plugins"
-RUN="$top_builddir/vsched-run"
+BUILD=$(cd "$top_builddir" && pwd) # the runs below cd into their trees
+PLUG="$BUILD/tests/plugins"
+RUN="$BUILD/vsched-run"
 
 # tree DIR: ten files, f1 has a blocker (h.h), f4 reads h.h through the
 # context, f6 warns from its artifact; f3 and f7 misbehave.
