@@ -180,6 +180,51 @@ left=0
 for w in $workers; do kill -0 "$w" 2>/dev/null && left=$((left + 1)); done
 check "SIGINT: no worker left, none a zombie" test $left -eq 0
 
+# ---- SIGINT during a cc compile: the cancel reaches cc in its worker ----------------------------
+# cc polls is_cancelled and ends its compiler's process group; that the
+# compiler is gone proves CANCEL reached it (a worker merely killed would
+# leave the compiler, in a group of its own, running its 30 s).
+C="$S/c"
+mkdir -p "$C/src"
+printf 'int c1;\n' >"$C/src/c1.c"
+cat >"$C/slowcc" <<EOF2
+#!/bin/sh
+[ "\$1" = --version ] && { echo slowcc 1; exit 0; }
+echo \$\$ >>"$C/pids"
+sleep 30
+exec cc "\$@"
+EOF2
+chmod +x "$C/slowcc"
+cat >"$C/b.ini" <<EOF2
+[vsched]
+state_dir = state
+[loader]
+plugin = fs
+root = src
+[executor]
+plugin = cc
+compiler = $C/slowcc
+out_dir = out
+isolate = true
+[batch]
+inputs = *.c
+EOF2
+(cd "$C" && exec "$RUN" --config b.ini >"$S/ccint.out" 2>&1) &
+pid=$!
+n=0
+while [ ! -s "$C/pids" ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+check "cc SIGINT: the slow compiler started in a worker" test -s "$C/pids"
+kill -INT $pid
+wait $pid
+rc=$?
+check "cc SIGINT: exit 130" test $rc -eq 130
+n=0
+while kill -0 "$(cat "$C/pids")" 2>/dev/null && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
+check "cc SIGINT: the compiler is gone (cc was told, in its worker)" \
+    sh -c "! kill -0 $(cat "$C/pids" 2>/dev/null || echo 1) 2>/dev/null"
+check "cc SIGINT: no temporary left" \
+    test -z "$(find "$C/out" -name '*.tmp.*' 2>/dev/null)"
+
 # ---- cc: the bundled example, with and without isolate -----------------------------------------------
 E="$S/ex"
 mkdir -p "$E"
