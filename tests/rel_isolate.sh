@@ -18,10 +18,12 @@
 #     without isolate.
 . "${top_srcdir:-.}/tests/lib.sh"
 scratch
-# Under AddressSanitizer (the CI's ASan pass) a SIGSEGV would become
-# ASan's report and exit 1: let the plugin's crash be the signal it is.
+# Under AddressSanitizer or ThreadSanitizer a SIGSEGV would become the
+# sanitizer's report and an exit status: let the plugin's crash be the
+# signal it is.
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0"
-export ASAN_OPTIONS
+TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}handle_segv=0"
+export ASAN_OPTIONS TSAN_OPTIONS
 S=$SCRATCH
 BUILD=$(cd "$top_builddir" && pwd) # the runs below cd into their trees
 PLUG="$BUILD/tests/plugins"
