@@ -5,6 +5,9 @@
 #
 #   example   the bundled examples/hello (its 4 objects and the link)
 #   tree      a generated tree of --files N .c files (bench/vsched-gen)
+#   null      --files N synthetic files, 3 blockers each, through the
+#             null loader and executor at no cost: the protocol's own
+#             cost per call (4 calls a file, blockers re-created)
 #
 #     bench/isolate.sh [--pairs N] [--warmup N] [--files N] [--jobs N]
 #
@@ -92,9 +95,38 @@ tr_on() {
 say "tree: $FILES files, cold build, isolate off / on"
 rounds tree tr_off tr_on
 
+# ---- the null executor: the cost of the calls themselves ---------------------------
+NULL_INI="$RES/null.ini"
+cat >"$NULL_INI" <<EOF
+[vsched]
+state_dir = $RES/null-state
+[loader]
+plugin = null
+files = $FILES
+deps = 3
+[executor]
+plugin = null
+[batch]
+inputs = $(seq -f 'f%g' 0 $((FILES - 1)) | tr '\n' ' ')
+[cache]
+max_size = 0
+EOF
+nl_build() { # nl_build LABEL ISOLATE
+    rm -rf "$RES/null-state"
+    _t=$(timed "$RES/null.$1.log" "$VSCHED_RUN" --config "$NULL_INI" -j "$JOBS" \
+        --set "executor.isolate=$2") || return 1
+    grep -q "vsched-run: $FILES built, 0 failed" "$RES/null.$1.log" ||
+        { echo "not $FILES built"; return 1; }
+    echo "$_t"
+}
+nl_off() { nl_build off false; }
+nl_on() { nl_build on true; }
+say "null: $FILES synthetic files, isolate off / on"
+rounds null nl_off nl_on
+
 echo "| workload | off wall s | on wall s | on/off wall | off cpu s | on cpu s | on/off cpu |"
 echo "|---|---|---|---|---|---|---|"
-for w in example:ex tree:tr; do
+for w in example:ex tree:tr null:nl; do
     l=${w%%:*}
     f=${w#*:}
     echo "| $l | $(fmt "$(med "$l" "${f}_off" wall_s)" 3) |" \
