@@ -14,8 +14,10 @@
 #   - the configuration reaches the workers from --config - and --set;
 #     a bad value of the key is refused up front;
 #   - SIGINT during a hang: exit 130, no worker left;
+#   - SIGINT during an isolated cc compile ends the compiler (the cancel
+#     reaches cc in its worker);
 #   - the cc executor builds the bundled example identically with and
-#     without isolate.
+#     without isolate, and --deps prints the same.
 . "${top_srcdir:-.}/tests/lib.sh"
 scratch
 # Under AddressSanitizer or ThreadSanitizer a SIGSEGV would become the
@@ -247,4 +249,8 @@ check "cc: the same summary" \
     sh -c "test \"\$(grep -c 'built, 0 failed' '$S/cc2.out')\" -eq 1"
 "$E/build/hello/release/hello" | grep -q "^hello, vsched"
 check "cc: the isolated build's program runs" test $? -eq 0
+vsched_run --config "$ini" --deps >"$S/deps1.out" 2>&1
+vsched_run --config "$ini" --deps --set executor.isolate=true >"$S/deps2.out" 2>&1
+check "cc: --deps prints the same with isolate ($(wc -l <"$S/deps1.out") lines)" \
+    sh -c "test -s '$S/deps1.out' && cmp -s '$S/deps1.out' '$S/deps2.out'"
 finish
