@@ -220,7 +220,7 @@ vsched_run --config "$ini" --set "executor.plugin=$v10" --set "executor.out_dir=
     --set executor.banner= -q >"$SCRATCH/v2.out" 2>&1
 check "vsched-run refuses the skeleton's banner key for it: exit 2" test $? -eq 2
 check "... because its 1.0 schema has only out_dir" \
-    grep -q "unknown key 'banner' in \[executor\]; accepted keys: plugin, out_dir" "$SCRATCH/v2.out"
+    grep -q "unknown key 'banner' in \[executor\]; accepted keys: plugin, isolate, isolate_timeout, out_dir" "$SCRATCH/v2.out"
 sed -e '/^banner/d' "$ini" >"$sk/v10.ini"
 vsched_run --config "$sk/v10.ini" --set "executor.plugin=$v10" --set "executor.out_dir=$SCRATCH/v10" \
     >"$SCRATCH/v3.out" 2>&1

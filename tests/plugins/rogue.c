@@ -9,6 +9,14 @@
  *   abort OP          abort() inside OP
  *   hang OP           sleep 3600 s inside OP (ignoring cancellation)
  *   fail OP           return VSCHED_ETOOL with a diagnostic from OP
+ *   exit OP           _exit(7) inside OP (a plugin that calls exit)
+ *   garbage OP        write junk to every socket descriptor of the
+ *                     process, then go on (a plugin scribbling on a
+ *                     descriptor it does not own: under [executor] isolate
+ *                     the worker's channel to the host)
+ *   warn OP           a warning diagnostic from OP, then go on
+ *   read NAME         artifact appends the bytes of NAME, found through
+ *                     ctx->realpath and read through ctx->load (ABI 1.1)
  *   null-deps         extract_deps returns deps = NULL with n_deps = 3
  *   null-blockers     extract_deps returns blockers = NULL, n_blockers = 2
  *   null-dep          one dependency name is NULL
@@ -104,6 +112,19 @@ static int rogue_act(const vsched_ctx *ctx, const char *name, const char *text,
         abort();
     if (rogue_has(text, "hang", arg) && strcmp(arg, op) == 0)
         sleep(3600);
+    if (rogue_has(text, "exit", arg) && strcmp(arg, op) == 0)
+        _exit(7);
+    if (rogue_has(text, "garbage", arg) && strcmp(arg, op) == 0) {
+        static const char junk[16] = "\xff\xff\xff\x7fgarbage!garb";
+        for (int fd = 0; fd < 64; fd++) {
+            struct stat st;
+            if (fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+                write(fd, junk, sizeof junk) < 0)
+                continue;
+        }
+    }
+    if (rogue_has(text, "warn", arg) && strcmp(arg, op) == 0)
+        ctx->diag(ctx, VSCHED_SEV_WARNING, name, 2, "rogue: warning as asked");
     if (rogue_has(text, "fail", arg) && strcmp(arg, op) == 0) {
         ctx->diag(ctx, VSCHED_SEV_ERROR, name, 1, "rogue: failing as asked");
         return VSCHED_ETOOL;
@@ -284,11 +305,34 @@ static int rogue_artifact(void *inst, const vsched_ctx *ctx,
         out->tmp_path = rogue_strdup(ctx, tmp);
         return 0;
     }
-    out->bytes = ctx->alloc(ctx, s->len > 0 ? s->len : 1);
-    if (out->bytes == NULL)
+    char *extra = NULL;
+    size_t n_extra = 0;
+    char arg[256];
+    if (rogue_has(s->text, "read", arg)) {
+        char *canon = NULL;
+        if (!VSCHED_HAS_FIELD(ctx, vsched_ctx, load) || ctx->load == NULL ||
+            ctx->realpath(ctx, arg, &canon) != 0 ||
+            ctx->load(ctx, canon, &extra, &n_extra) != 0) {
+            if (canon != NULL)
+                ctx->free(ctx, canon);
+            ctx->diag(ctx, VSCHED_SEV_ERROR, in->name, 1,
+                      "rogue: cannot read through the context");
+            return VSCHED_EIO;
+        }
+        ctx->free(ctx, canon);
+    }
+    out->bytes = ctx->alloc(ctx, s->len + n_extra + 1);
+    if (out->bytes == NULL) {
+        if (extra != NULL)
+            ctx->free(ctx, extra);
         return VSCHED_ENOMEM;
+    }
     memcpy(out->bytes, s->text, s->len);
-    out->len = s->len;
+    if (n_extra > 0)
+        memcpy(out->bytes + s->len, extra, n_extra);
+    if (extra != NULL)
+        ctx->free(ctx, extra);
+    out->len = s->len + n_extra;
     out->artifact_hash = in->analysis_hash;
     return 0;
 }

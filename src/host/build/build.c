@@ -66,6 +66,12 @@ void vr_build_dedupe(char **v, size_t *n)
 }
 
 /* Contract: see build.h. */
+vsched_executor_binding vr_build_stages(const vr_build *b)
+{
+    return b->stages.ops != NULL ? b->stages : b->executor;
+}
+
+/* Contract: see build.h. */
 int vr_build_expand(const vr_build *b, char *const *pats, size_t n_pats,
                     char *const *excl, size_t n_excl, const char *where,
                     const char *what, char ***names, size_t *n, char **err)
@@ -204,7 +210,7 @@ int vr_session_open(vr_session *ss, const vr_build *b,
         .cpu_pool = ss->cpu_pool,
         .io_pool = ss->io_pool,
         .loader = b->loader,
-        .executor = b->executor,
+        .executor = vr_build_stages(b),
         .inbox_capacity = s->inbox_capacity,
         .observer = observer,
         .observer_user = observer_user,

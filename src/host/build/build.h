@@ -42,7 +42,11 @@ typedef struct vr_build {
     const vr_settings *settings; /* the host's keys, validated */
     const vr_config *cfg;        /* the plugins' sections only (keys.h) */
     vsched_loader_binding loader;
-    vsched_executor_binding executor;
+    vsched_executor_binding executor; /* the plugin's own instance */
+    /* The binding the stages call (vr_build_stages): [executor] isolate's
+     * worker pool (isolate.h), or all NULL for `executor` itself.
+     * identity() and command() always go to `executor`. */
+    vsched_executor_binding stages;
     const vsched_plugin *loader_desc; /* their descriptors */
     const vsched_plugin *executor_desc;
     FILE *out;       /* progress and results */
@@ -55,6 +59,10 @@ typedef struct vr_build {
     void *task_observer_user;
     vr_build_hooks *hooks; /* --watch's, or NULL */
 } vr_build;
+
+/* The executor binding of the stages: b->stages when set, else
+ * b->executor. */
+vsched_executor_binding vr_build_stages(const vr_build *b);
 
 /* The scheduler and its stage pools for one run. The coordinator is not
  * part of it: it is never handed to the scheduler. */

@@ -72,7 +72,7 @@ int vr_incr_open(vr_incr **out, const vr_build *b, char *const *profiles,
     }
     vr_bind_opts o = {
         .loader = b->loader,
-        .executor = b->executor,
+        .executor = vr_build_stages(b),
         .sources = in->src,
         .cache = in->cache,
         .snap = &in->snap,

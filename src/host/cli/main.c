@@ -9,6 +9,7 @@
 #include <ltdl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <vsched/vsched.h>
@@ -16,6 +17,7 @@
 #include "build/build.h"
 #include "build/coord.h"
 #include "build/deps.h"
+#include "build/isolate.h"
 #include "build/work.h"
 #include "cli/cli.h"
 #include "cli/compdb.h"
@@ -29,14 +31,17 @@
 #include "config/targets.h"
 #include "watch/watch.h"
 
-/* Loaded plugins and their instances, torn down in reverse. */
+/* Loaded plugins and their instances, torn down in reverse; `iso` the
+ * worker pool of [executor] isolate (isolate.h), or NULL. */
 typedef struct loaded {
     vr_plugin *loader_plugin, *executor_plugin;
     void *loader_inst, *executor_inst;
+    vr_isolate *iso;
 } loaded;
 
 static void unload(loaded *l)
 {
+    vr_isolate_free(l->iso);
     if (l->executor_inst != NULL)
         vr_plugin_destroy_instance(l->executor_plugin, l->executor_inst);
     if (l->loader_inst != NULL)
@@ -65,6 +70,31 @@ static int make_role(const vr_config *cfg, vr_plugin *p, const char *section,
     if (vr_plugin_instantiate(p, role, cfg, section, inst, &err) !=
         VSCHED_OK) {
         fprintf(stderr, "vsched-run: %s\n", err != NULL ? err : "error");
+        free(err);
+        return -1;
+    }
+    return 0;
+}
+
+/* [executor] isolate: the worker pool, over the configuration as it is
+ * now (after --set and the targets' variant profiles). */
+static int isolate_role(const vr_config *cfg, const vr_settings *set,
+                        loaded *l)
+{
+    if (!set->executor_isolate)
+        return 0;
+    const vsched_plugin *d = vr_plugin_descriptor(l->executor_plugin);
+    const char *origin = vr_plugin_origin(l->executor_plugin);
+    vr_isolate_opts o = {
+        .desc = d,
+        .plugin = strcmp(origin, "built-in") == 0 ? set->executor_plugin
+                                                   : origin,
+        .cfg = cfg,
+        .timeout_s = vr_isolate_timeout(cfg, d, set->isolate_timeout),
+    };
+    char *err = NULL;
+    if (vr_isolate_new(&l->iso, &o, &err) != VSCHED_OK) {
+        fprintf(stderr, "vsched-run: %s\n", err);
         free(err);
         return -1;
     }
@@ -113,6 +143,8 @@ static int run_batch(const vr_cli *cli, const vr_settings *set,
         .err = stderr,
         .targets = targets,
     };
+    if (l->iso != NULL)
+        b.stages = vr_isolate_binding(l->iso);
     if (vr_coord_create(&b.coord, set->coordinator_threads) != VSCHED_OK) {
         fprintf(stderr, "vsched-run: cannot start coordinator threads\n");
         return VR_EXIT_USAGE;
@@ -195,7 +227,8 @@ static int run(const vr_cli *cli)
             vr_targets_vary(&targets, cfg, set.profiles, set.n_profiles,
                             set.loader_root);
         if (make_role(cfg, l.executor_plugin, "executor", VSCHED_ROLE_EXECUTOR,
-                      &l.executor_inst) == 0)
+                      &l.executor_inst) == 0 &&
+            isolate_role(cfg, &set, &l) == 0)
             status = run_batch(cli, &set, cfg, &l, &targets);
     }
     unload(&l);
@@ -213,6 +246,10 @@ config_error:
 
 int main(int argc, char **argv)
 {
+    /* A worker of [executor] isolate (isolate.h): started by a run, never
+     * by hand; nothing else of vsched-run runs in it. */
+    if (argc == 2 && strcmp(argv[1], VR_ISOLATE_WORKER_FLAG) == 0)
+        return vr_isolate_worker_main(VR_ISOLATE_FD, lt_preloaded_symbols);
     vr_cli cli;
     char *err = NULL;
     if (vr_cli_parse(&cli, argc, argv, &err) != VSCHED_OK) {

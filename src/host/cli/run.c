@@ -409,6 +409,7 @@ static int build(const vr_build *b, vr_incr *in, vr_plan *p, double t0,
     vr_build wb = *b;
     wb.loader = vr_bind_loader(in->bind);
     wb.executor = vr_bind_executor(in->bind);
+    wb.stages = wb.executor; /* the bindings call isolate's, if any */
     if (trace != NULL) {
         wb.task_observer = vr_trace_task;
         wb.task_observer_user = trace;

@@ -252,8 +252,14 @@ static int vr_validate(const vr_plugin *p, unsigned role, const vr_config *cfg,
                        const char *section, char **err)
 {
     const vsched_plugin *d = p->desc;
+    /* The host's keys of the section: `plugin`, and for an executor
+     * [executor] isolate and isolate_timeout (schema.c). */
     static const char *const ignore[] = {"plugin", NULL};
-    int rc = vr_schema_validate(cfg, section, d->schema, d->n_schema, ignore,
+    static const char *const ignore_x[] = {"plugin", "isolate",
+                                           "isolate_timeout", NULL};
+    int rc = vr_schema_validate(cfg, section, d->schema, d->n_schema,
+                                role == VSCHED_ROLE_EXECUTOR ? ignore_x
+                                                             : ignore,
                                 0, err);
     if (rc != 0 || role != VSCHED_ROLE_EXECUTOR)
         return rc;

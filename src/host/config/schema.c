@@ -53,6 +53,18 @@ const vsched_key vr_schema_vsched[] = {
 const size_t vr_schema_vsched_n =
     sizeof vr_schema_vsched / sizeof vr_schema_vsched[0];
 
+/* The host's keys of [executor] (the rest of it is the plugin's). */
+const vsched_key vr_schema_executor[] = {
+    VR_KEY("isolate", VSCHED_KEY_BOOL, "false", 0,
+           "run the executor's calls in worker processes: a crash, abort or "
+           "hang fails one file, not the run"),
+    VR_INT("isolate_timeout", "0", 0, 604800, 0,
+           "with isolate: seconds before a call's worker is killed (0: the "
+           "executor's own timeout plus 1 s, else none)"),
+};
+const size_t vr_schema_executor_n =
+    sizeof vr_schema_executor / sizeof vr_schema_executor[0];
+
 const vsched_key vr_schema_batch[] = {
     VR_KEY("inputs", VSCHED_KEY_LIST, NULL, VSCHED_KEY_REQUIRED,
            "glob patterns of the sources, relative to the loader root"),
@@ -475,6 +487,26 @@ static int vr_check_section_name(const vr_config *cfg, const char *name,
                     name);
 }
 
+/* The host's keys of [executor] (vr_schema_executor), the plugin's keys
+ * left for the plugin's own validation. */
+static int vr_check_executor_keys(const vr_config *cfg, char **err)
+{
+    size_t n = 0, ne = 0;
+    const size_t *idx = vr_config_section_entries(cfg, "executor", &n);
+    const vr_config_entry *e = vr_config_entries(cfg, &ne);
+    const char **ignore = vr_xcalloc(n + 1, sizeof *ignore);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *key = e[idx[i]].key;
+        if (vr_lookup(vr_schema_executor, vr_schema_executor_n, key) == NULL)
+            ignore[k++] = key;
+    }
+    int rc = vr_schema_validate(cfg, "executor", vr_schema_executor,
+                                vr_schema_executor_n, ignore, 0, err);
+    free(ignore);
+    return rc;
+}
+
 /* [loader] / [executor]: present, with a non-empty `plugin`. The rest of
  * the section is the plugin's, checked once it is loaded. */
 static int vr_check_plugin_section(const vr_config *cfg, const char *section,
@@ -518,6 +550,7 @@ int vr_schema_validate_host(const vr_config *cfg, char **err)
         batch[0].flags &= ~(unsigned)VSCHED_KEY_REQUIRED;
     if (vr_check_plugin_section(cfg, "loader", err) != 0 ||
         vr_check_plugin_section(cfg, "executor", err) != 0 ||
+        vr_check_executor_keys(cfg, err) != 0 ||
         vr_schema_validate(cfg, "vsched", vr_schema_vsched, vr_schema_vsched_n,
                            NULL, 0, err) != 0 ||
         vr_schema_validate(cfg, "batch", batch, vr_schema_batch_n, NULL, 0,

@@ -51,6 +51,8 @@ int vr_schema_parse_int(const char *s, long long *v);
 /* Key tables of the host's sections. */
 extern const vsched_key vr_schema_vsched[];
 extern const size_t vr_schema_vsched_n;
+extern const vsched_key vr_schema_executor[]; /* host keys of [executor] */
+extern const size_t vr_schema_executor_n;
 extern const vsched_key vr_schema_batch[];
 extern const size_t vr_schema_batch_n;
 extern const vsched_key vr_schema_cache[];

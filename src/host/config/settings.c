@@ -91,6 +91,10 @@ static void vr_read_plugins(vr_settings *s, const vr_config *cfg)
     s->loader_plugin = vr_dup_or_null(vr_config_get(cfg, "loader", "plugin"));
     s->executor_plugin =
         vr_dup_or_null(vr_config_get(cfg, "executor", "plugin"));
+    s->executor_isolate =
+        vr_schema_bool(vr_config_get(cfg, "executor", "isolate")) == 1;
+    s->isolate_timeout =
+        (long)vr_schema_int(cfg, "executor", "isolate_timeout", 0);
     const char *root = vr_config_get(cfg, "loader", "root");
     if (root != NULL) {
         s->loader_root = vr_path_join(vr_config_dir(cfg), root);

@@ -54,6 +54,10 @@ typedef struct vr_settings {
     /* [loader] and [executor]: the plugin names. */
     char *loader_plugin;
     char *executor_plugin;
+    /* [executor] isolate and isolate_timeout (build/isolate.h): the
+     * executor's calls in worker processes; seconds, 0 = unset. */
+    int executor_isolate;
+    long isolate_timeout;
     /* [loader] root made absolute, where [batch] inputs are globbed; NULL
      * when unset. A loader whose root key is a plain string may leave it
      * empty: loader_root is then the INI's directory and loader_root_empty
