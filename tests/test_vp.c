@@ -65,21 +65,37 @@ static void sweep_removes_dead_writers_files_and_keeps_the_rest(void)
     mock_rm_rf(d);
 }
 
-static void tmp_create_is_exclusive_and_counts_on(void)
+/* tmp is OUT.tmp.PID.N followed by 16 lowercase hex digits. */
+static int tmp_name_is(const char *tmp, const char *out, unsigned long n)
+{
+    char want[4200];
+    snprintf(want, sizeof want, "%s.tmp.%ld.%lu", out, (long)getpid(), n);
+    size_t w = strlen(want);
+    if (strncmp(tmp, want, w) != 0 || strlen(tmp) != w + 16)
+        return 0;
+    return strspn(tmp + w, "0123456789abcdef") == 16;
+}
+
+static void tmp_create_is_exclusive_unguessable_and_counts_on(void)
 {
     char *d = mock_tmpdir("vp");
-    char *out = mock_path2(d, "x.o"), tmp[4096], want[4200];
+    char *out = mock_path2(d, "x.o"), tmp[4096], again[4096];
     unsigned long counter = 5;
     EXPECT_INT(vp_tmp_create(tmp, sizeof tmp, out, &counter), 0);
-    snprintf(want, sizeof want, "%s.tmp.%ld.5", out, (long)getpid());
-    EXPECT_STR(tmp, want);
+    CU_ASSERT_TRUE(tmp_name_is(tmp, out, 5));
     EXPECT_INT(counter, 6);
-    /* a name that exists (pre-created by someone else) is skipped */
-    snprintf(want, sizeof want, "x.o.tmp.%ld.6", (long)getpid());
-    mock_put(d, want, "not ours");
-    EXPECT_INT(vp_tmp_create(tmp, sizeof tmp, out, &counter), 0);
-    snprintf(want, sizeof want, "%s.tmp.%ld.7", out, (long)getpid());
-    EXPECT_STR(tmp, want);
+    struct stat st;
+    EXPECT_INT(lstat(tmp, &st), 0);
+    CU_ASSERT_TRUE(S_ISREG(st.st_mode) && st.st_size == 0);
+    /* the sweep knows it as this process's */
+    const char *base = strrchr(tmp, '/') + 1;
+    EXPECT_INT(vp_tmp_owner(base), getpid());
+    /* the same counter value never gives the same name twice: what
+     * follows the counter is random, so no name can be planted ahead */
+    counter = 5;
+    EXPECT_INT(vp_tmp_name(again, sizeof again, out, &counter), 0);
+    CU_ASSERT_TRUE(tmp_name_is(again, out, 5));
+    CU_ASSERT_TRUE(strcmp(tmp, again) != 0);
     EXPECT_INT(vp_tmp_create(tmp, 8, out, &counter), ENAMETOOLONG);
     free(out);
     mock_rm_rf(d);
@@ -218,7 +234,7 @@ static void names_and_paths(void)
 static const vr_cu_test tests[] = {
     T_(tmp_owner_reads_the_pid_of_tmp_pid_dot_only),
     T_(sweep_removes_dead_writers_files_and_keeps_the_rest),
-    T_(tmp_create_is_exclusive_and_counts_on),
+    T_(tmp_create_is_exclusive_unguessable_and_counts_on),
     T_(run_captures_output_up_to_the_cap_and_marks_the_cut),
     T_(run_failures_spawn_stdout_file_and_empty_argv),
     T_(run_timeout_ends_the_whole_group),

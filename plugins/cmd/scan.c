@@ -205,12 +205,17 @@ static int scan_deps(cmd_inst *cmd, const vsched_ctx *ctx, const char *name,
     const char **vals = calloc(cmd__n_placeholders, sizeof *vals);
     char *in = NULL, *depfile = NULL, **argv = NULL;
     int written = cmd__tpl_uses(&cmd->scan, CMD_PH_DEPFILE);
-    unsigned long k = __atomic_fetch_add(&cmd->counter, 1, __ATOMIC_RELAXED);
+    char base[PATH_MAX + 64], tmp[PATH_MAX + 128];
     int rc = vals != NULL ? VSCHED_OK : VSCHED_ENOMEM;
+    /* out_dir/.scan.tmp.PID.NR.d: unguessable, and what the sweep knows */
+    if (rc == VSCHED_OK &&
+        (snprintf(base, sizeof base, "%s/.scan", cmd->out_dir) >=
+             (int)sizeof base ||
+         vp_tmp_name(tmp, sizeof tmp, base, &cmd->counter) != 0))
+        rc = VSCHED_EINVAL;
     if (rc == VSCHED_OK &&
         ((in = vp_strfmt("%s/%s", cmd->root, name)) == NULL ||
-         (depfile = vp_strfmt("%s/.scan.tmp.%ld.%lu.d", cmd->out_dir,
-                              (long)getpid(), k)) == NULL))
+         (depfile = vp_strfmt("%s.d", tmp)) == NULL))
         rc = VSCHED_ENOMEM;
     if (rc == VSCHED_OK) {
         for (size_t i = CMD_PH_FIXED; i < cmd__n_placeholders; i++)

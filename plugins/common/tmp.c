@@ -1,6 +1,8 @@
 /*
  * tmp.c -- temporaries of the executor plugins, and those of runs that
- * died. Every output is written to OUTPUT.tmp.PID.N beside it and renamed
+ * died. Every output is written to OUTPUT.tmp.PID.NR beside it (N a
+ * counter, R 64 random bits in hex: a name no other user can pre-create
+ * or plant a link at) and renamed
  * into place by the host; a run killed outright (SIGKILL, a power cut, a
  * second interrupt) leaves the temporaries of the tools it had started
  * (and their .d depfiles). An instance sweeps its output directory at
@@ -10,10 +12,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vp.h"
@@ -58,12 +63,29 @@ size_t vp_sweep_stale(const char *dir)
     return swept;
 }
 
+/* 64 bits no other user can guess: the kernel's random source, or (if
+ * it fails) the clock and the address space's layout mixed. */
+static uint64_t unguessable(void)
+{
+    uint64_t r;
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) == (ssize_t)sizeof r)
+        return r;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    r = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
+        (uint64_t)(uintptr_t)&ts;
+    r ^= r >> 33;
+    r *= 0xff51afd7ed558ccdULL;
+    return r ^ (r >> 33);
+}
+
 /* Contract in vp.h. */
 int vp_tmp_name(char *tmp, size_t size, const char *path,
                 unsigned long *counter)
 {
     unsigned long k = __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
-    int n = snprintf(tmp, size, "%s.tmp.%ld.%lu", path, (long)getpid(), k);
+    int n = snprintf(tmp, size, "%s.tmp.%ld.%lu%016" PRIx64, path,
+                     (long)getpid(), k, unguessable());
     return n < 0 || (size_t)n >= size ? ENAMETOOLONG : 0;
 }
 

@@ -127,9 +127,11 @@ VP_HIDDEN void vp_output_mark_truncated(vp_output *o);
 
 /* ---- tmp.c --------------------------------------------------------------- */
 
-/* The temporary name of an output written by process `pid`:
- * PATH.tmp.PID.N, N from *counter (atomic), into tmp[size]. 0, or
- * ENAMETOOLONG. The name is what vp_sweep_stale recognises. */
+/* The temporary name of an output written by this process:
+ * PATH.tmp.PID.NR, N from *counter (atomic), R 16 hex digits of
+ * getrandom(2) (unguessable: no other user can pre-create the name or
+ * plant a link at it), into tmp[size]. 0, or ENAMETOOLONG. The name is
+ * what vp_sweep_stale recognises. */
 VP_HIDDEN int vp_tmp_name(char *tmp, size_t size, const char *path,
                           unsigned long *counter);
 /* Create a vp_tmp_name with O_EXCL (mode 0666 & ~umask) into tmp,
