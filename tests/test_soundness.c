@@ -692,6 +692,50 @@ static void request_queued_before_reset_is_answered_shutdown(void)
     queued_request_ends_with_the_lifetime_it_was_submitted_in(1);
 }
 
+/* A cancel ends what was submitted before it, admitted or not: a request
+ * and an atomic batch still in the inbox when vsched_cancel is called end
+ * VSCHED_ECANCELLED with its reason when the driver admits them; what is
+ * submitted after the cancel runs. */
+static void work_queued_before_a_cancel_is_cancelled_at_admission(void)
+{
+    sw_world w;
+    sw_options o = opts(2);
+    sw_start(&w, &o);
+    vsched_handle *x1, *x2;
+    driver_hold(w.s, &x1, &x2);
+    vsched_handle *h = sw_submit(w.s, "f.c", VSCHED_STAGE_ARTIFACT, 0);
+    vsched_request reqs[2] = {sw_req("g.c", VSCHED_STAGE_ARTIFACT, 0),
+                              sw_req("b.c", VSCHED_STAGE_ARTIFACT, 0)};
+    vsched_batch *b = NULL;
+    CU_ASSERT_FATAL(vsched_submit_batch_atomic(w.s, reqs, 2, &b) == 0);
+    vsched_cancel(w.s, "stopped here");
+    vsched_handle *after = sw_submit(w.s, "c.c", VSCHED_STAGE_ARTIFACT, 0);
+    driver_release();
+    sw_open("S:x.c");
+    const vsched_result *r = NULL;
+    CU_ASSERT_EQUAL(wait_for(h, &r), VSCHED_ECANCELLED);
+    CU_ASSERT_TRUE(r != NULL && r->message != NULL &&
+                   strcmp(r->message, "stopped here") == 0);
+    const vsched_result *br[2] = {NULL, NULL};
+    vsched_wait_batch(b, br);
+    CU_ASSERT_EQUAL(br[0]->status, VSCHED_ECANCELLED);
+    CU_ASSERT_EQUAL(br[1]->status, VSCHED_ECANCELLED);
+    CU_ASSERT_EQUAL(wait_for(after, NULL), 0);
+    wait_for(x1, NULL);
+    wait_for(x2, NULL);
+    /* Only c.c's Artifact reached the executor. */
+    CU_ASSERT_EQUAL(sw_calls('R'), 1);
+    vsched_stats st;
+    vsched_get_stats(w.s, &st);
+    CU_ASSERT_EQUAL(st.waiters, 0);
+    vsched_batch_release(b);
+    vsched_handle_release(h);
+    vsched_handle_release(after);
+    vsched_handle_release(x1);
+    vsched_handle_release(x2);
+    sw_stop(&w);
+}
+
 /* ---- 11. no plugin call under the scheduler lock --------------------------- */
 
 typedef struct invalidator {
@@ -1704,6 +1748,8 @@ static const vr_cu_test tests[] = {
      request_queued_before_remove_is_answered_shutdown},
     {"request_queued_before_reset_is_answered_shutdown",
      request_queued_before_reset_is_answered_shutdown},
+    {"work_queued_before_a_cancel_is_cancelled_at_admission",
+     work_queued_before_a_cancel_is_cancelled_at_admission},
     {"invalidate_never_waits_for_an_unrelated_plugin_call",
      invalidate_never_waits_for_an_unrelated_plugin_call},
     {"blocker_cycle_is_reported_while_other_work_streams",

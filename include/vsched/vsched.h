@@ -278,8 +278,11 @@ VSCHED_API void vsched_batch_release(vsched_batch *b);
 
 /* Stop: every stage not yet running finishes with VSCHED_ECANCELLED
  * (`reason` becomes its message; copied), running stages are asked to stop
- * (ctx->is_cancelled), and every waiter is answered. Takes the scheduler
- * lock; callable from any thread, including an observer. */
+ * (ctx->is_cancelled), and every waiter is answered. This covers every
+ * request and batch submitted before the call, admitted or not: one still
+ * in the inbox is cancelled when it is admitted. What is submitted after
+ * the call returns runs as usual. Takes the scheduler lock; callable from
+ * any thread, including an observer. */
 VSCHED_API void vsched_cancel(vsched *s, const char *reason);
 
 /* ------------------------------------------------------------------------

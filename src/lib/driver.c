@@ -44,10 +44,17 @@ void vsched__driver_repump(vsched *s)
         vsched__inbox_nudge(&s->inbox);
 }
 
-/* Admit items (lock held). */
+static void cancel_all(vsched *s, const char *reason, vsched__pass *p);
+
+/* Admit items (lock held). Items submitted before the last vsched_cancel
+ * (an older epoch) were meant to be ended by it: the inbox is FIFO and
+ * epochs only grow, so they are a prefix of the run; once the last of
+ * them is admitted, the cancel is applied again, before any item
+ * submitted after it is admitted. */
 static void admit_items(vsched *s, vsched__item *items, size_t n,
                         vsched__pass *p)
 {
+    uint64_t now = atomic_load(&s->cancel_epoch);
     for (size_t i = 0; i < n; i++) {
         if (items[i].kind == VSCHED__ITEM_BATCH) {
             vsched_batch *b = items[i].ptr;
@@ -56,6 +63,8 @@ static void admit_items(vsched *s, vsched__item *items, size_t n,
             vsched__admit(s, items[i].ptr, p);
             vsched__readmit_drain(s, p);
         }
+        if (items[i].epoch != now && (i + 1 == n || items[i + 1].epoch == now))
+            cancel_all(s, s->cancel_reason, p);
     }
 }
 
@@ -117,6 +126,7 @@ void *vsched__driver_main(void *arg)
 
 int vsched__submit_item(vsched *s, vsched__item it)
 {
+    it.epoch = atomic_load(&s->cancel_epoch);
     if (driver_of != s)
         return vsched__inbox_push(&s->inbox, it); /* may wait: not consumer */
     for (;;) {
@@ -151,8 +161,24 @@ void vsched_cancel(vsched *s, const char *reason)
         return;
     if (reason == NULL)
         reason = "cancelled";
+    char *copy = strdup(reason);
     vsched__pass p = {0};
     vsched__lock(s);
+    if (copy != NULL) { /* else the previous reason stands */
+        free(s->cancel_reason);
+        s->cancel_reason = copy;
+    }
+    atomic_fetch_add(&s->cancel_epoch, 1);
+    cancel_all(s, reason, &p);
+    vsched__kick(s);
+    vsched__unlock_run(s, &p);
+}
+
+/* End every non-terminal node (lock held). */
+static void cancel_all(vsched *s, const char *reason, vsched__pass *p)
+{
+    if (reason == NULL)
+        reason = "cancelled";
     /* Every non-terminal node is a current stage of a live file or an
      * active job (sweeps end the others). */
     for (size_t i = 0; i < s->files.cap; i++) {
@@ -160,9 +186,9 @@ void vsched_cancel(vsched *s, const char *reason)
         if (f == NULL)
             continue;
         for (uint32_t k = 0; k < f->n_slots; k++)
-            cancel_node(s, f->slots[k].node, reason, &p);
-        cancel_node(s, f->analysis, reason, &p);
-        cancel_node(s, f->source, reason, &p);
+            cancel_node(s, f->slots[k].node, reason, p);
+        cancel_node(s, f->analysis, reason, p);
+        cancel_node(s, f->source, reason, p);
     }
     vsched__nodevec jobs = {0};
     for (vsched__node *n = s->dag.active; n != NULL; n = n->job->next) {
@@ -171,10 +197,8 @@ void vsched_cancel(vsched *s, const char *reason)
             abort();
     }
     for (uint32_t i = 0; i < jobs.n; i++) {
-        cancel_node(s, jobs.v[i], reason, &p);
+        cancel_node(s, jobs.v[i], reason, p);
         vsched__node_unref(s, jobs.v[i]);
     }
     vsched__nodevec_free(&jobs);
-    vsched__kick(s);
-    vsched__unlock_run(s, &p);
 }

@@ -30,6 +30,9 @@ typedef enum vsched__item_kind {
 typedef struct vsched__item {
     vsched__item_kind kind;
     void *ptr;
+    /* The scheduler's cancel epoch when it was submitted: older than the
+     * epoch at admission, a vsched_cancel came after it (driver.c). */
+    uint64_t epoch;
 } vsched__item;
 
 typedef struct vsched__inbox {

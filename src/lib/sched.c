@@ -209,6 +209,7 @@ void vsched_destroy(vsched *s)
     for (size_t i = 0; i < s->strings.n; i++)
         free(s->strings.v[i]);
     free(s->strings.v);
+    free(s->cancel_reason);
     vsched__root_dir_release(s->root);
     vsched__inbox_fini(&s->inbox);
     pthread_mutex_destroy(&s->observer_lock);
@@ -409,7 +410,7 @@ int vsched_submit_request(vsched *s, const vsched_request *req,
     char kind[1][32];
     handle_resolve(s, h, req->name, kind[0]);
     bind_all(s, &h, 1, kind);
-    int rc = vsched__submit_item(s, (vsched__item){VSCHED__ITEM_REQUEST, h});
+    int rc = vsched__submit_item(s, (vsched__item){VSCHED__ITEM_REQUEST, h, 0});
     if (rc != VSCHED_OK) {
         atomic_store(&h->refs, 1);
         vsched__handle_unref(h);
@@ -586,7 +587,7 @@ int vsched_submit_batch(vsched *s, const vsched_request *reqs, size_t n,
         return VSCHED_ENOMEM;
     for (size_t i = 0; i < n; i++) {
         vsched_handle *h = &b->h[i];
-        if (vsched__submit_item(s, (vsched__item){VSCHED__ITEM_REQUEST, h}) !=
+        if (vsched__submit_item(s, (vsched__item){VSCHED__ITEM_REQUEST, h, 0}) !=
             VSCHED_OK) {
             refuse_unsubmitted(s, h); /* closed mid-batch */
             continue;
@@ -606,7 +607,7 @@ int vsched_submit_batch_atomic(vsched *s, const vsched_request *reqs, size_t n,
     if (b == NULL)
         return VSCHED_ENOMEM;
     if (n > 0) {
-        int rc = vsched__submit_item(s, (vsched__item){VSCHED__ITEM_BATCH, b});
+        int rc = vsched__submit_item(s, (vsched__item){VSCHED__ITEM_BATCH, b, 0});
         if (rc != VSCHED_OK) {
             for (size_t i = 0; i < n; i++)
                 refuse_unsubmitted(s, &b->h[i]);
