@@ -10,6 +10,8 @@
 typedef struct compile_batch {
     vsched *s;
     const vsched_request *reqs;
+    const vsched_request *scan; /* the Analysis requests run first, or NULL */
+    size_t n_scan;
     vsched_batch *batch;       /* released by the caller */
     const vsched_result **res; /* res[i] owned by batch */
     const vsched_dag *link;    /* the link jobs, or NULL */
@@ -17,9 +19,28 @@ typedef struct compile_batch {
     int link_rc;               /* its submission's status */
 } compile_batch;
 
+/* Discovery first: every dirty file's Analysis (its include scan, and the
+ * Source and Analysis of every header it reaches) as one batch, waited
+ * for before any compile is submitted. Its results are not kept: the
+ * Artifact requests find those nodes done. A failed Analysis fails its
+ * Artifact request the same way later. */
+static void scan_first(const compile_batch *cb)
+{
+    vsched_batch *scan = NULL;
+    if (vsched_submit_batch_atomic(cb->s, cb->scan, cb->n_scan, &scan) !=
+        VSCHED_OK)
+        return; /* the Artifact batch then discovers as it goes */
+    const vsched_result **res = vr_xcalloc(cb->n_scan, sizeof *res);
+    vsched_wait_batch(scan, res);
+    free(res);
+    vsched_batch_release(scan);
+}
+
 static int compile_setup(void *ctx, size_t n, char **msg)
 {
     compile_batch *cb = ctx;
+    if (cb->scan != NULL && n > 0)
+        scan_first(cb);
     int rc = n > 0 ? vsched_submit_batch_atomic(cb->s, cb->reqs, n, &cb->batch)
                    : VSCHED_OK;
     if (rc != VSCHED_OK) {
@@ -145,6 +166,28 @@ static void link_dag_free(link_dag *ld)
     free(ld->job_at);
 }
 
+/* The Analysis requests of scan_first when a duration is known for any
+ * of the n Artifact requests (the order they then start in is the
+ * durations', and it needs every file discovered), else NULL: with no
+ * duration known, compiles start in request order and discovery runs
+ * under them. */
+static vsched_request *scan_requests(const vsched_request *reqs, size_t n)
+{
+    size_t known = 0;
+    for (size_t i = 0; i < n; i++)
+        known += reqs[i].cost_ns > 0;
+    if (known == 0)
+        return NULL;
+    vsched_request *scan = vr_xcalloc(n, sizeof *scan);
+    for (size_t i = 0; i < n; i++)
+        scan[i] = (vsched_request){
+            .name = reqs[i].name,
+            .stage = VSCHED_STAGE_ANALYSIS,
+            .flags = reqs[i].flags,
+        };
+    return scan;
+}
+
 /* Contract: see batch.h. */
 int vr_batch_run(const vr_build *b, vr_session *ss, vr_plan *p,
                  vsched_batch **batch)
@@ -165,7 +208,9 @@ int vr_batch_run(const vr_build *b, vr_session *ss, vr_plan *p,
             .flags = b->hooks != NULL ? VSCHED_REQ_FOLLOW_LATEST : 0,
         };
     }
-    compile_batch cb = {ss->sched, reqs, NULL, NULL, NULL, NULL, 0};
+    vsched_request *scan = scan_requests(reqs, n);
+    compile_batch cb = {ss->sched, reqs, scan, n, NULL, NULL,
+                        NULL, NULL, 0};
     link_dag ld = {0};
     if (link_dag_build(&ld, p)) {
         cb.link = &ld.dag;
@@ -207,6 +252,7 @@ int vr_batch_run(const vr_build *b, vr_session *ss, vr_plan *p,
     link_dag_free(&ld);
     free(rows);
     free(cb.res);
+    free(scan);
     free(reqs);
     *batch = cb.batch;
     return rc;
