@@ -16,8 +16,8 @@
  * file whose headers are not yet scanned when a worker frees would
  * otherwise lose that worker to a short compile (and the scan to the
  * compiles already running). Discovered first, every compile is ready
- * at once and they start longest first. The scan is a few percent of
- * one short compile per file.
+ * at once and they start longest first. The scan costs well under one
+ * percent of a short compile per file (doc/benchmarks.md, workload 7).
  *
  * A link's job gets the current objects' recorded paths as explicit
  * inputs and depends (after success) on the Artifact nodes of the dirty
