@@ -82,4 +82,44 @@ same_list "... only that file failed" "src/f0005.c failed" \
         "$S/missing.json")"
 check "... the 23 others built" \
     test "$(jq '[.files[] | select(.status == "ok")] | length' "$S/missing.json")" -eq 23
+# SIGINT while the scan runs (durations known, so it runs first, alone):
+# the compiles after it are cancelled too, and the run ends by itself
+# with its summary (not by the signal thread's grace-period exit, which
+# prints none). 3000 small files make the scan last a while; their
+# durations come from a first build with a stand-in compiler.
+T=$S/big
+mkdir -p "$T"
+"$GEN" --seed 9 --files 3000 --funcs 2 "$T/tree" >/dev/null &&
+    find "$T/tree" -type f -exec touch -d '-1 minute' {} + ||
+    { echo "cannot generate the big tree"; exit 1; }
+cat >"$T/fakecc" <<'EOF2'
+#!/bin/sh
+o= d=
+while [ $# -gt 0 ]; do
+    case $1 in -o) o=$2; shift ;; -MF) d=$2; shift ;; esac
+    shift
+done
+[ -n "$o" ] && echo obj >"$o"
+[ -n "$d" ] && echo "x:" >"$d"
+exit 0
+EOF2
+chmod +x "$T/fakecc"
+sed "s|^cflags = .*|compiler = $T/fakecc\ncflags = -O0|; s|^inputs = .*|inputs = src/*.c|; s|= tree\$|= $T/tree|; s|^state_dir = .*|state_dir = $T/state|; s|^out_dir = .*|out_dir = $T/out|" \
+    "$S/b.ini" >"$T/b.ini"
+vsched_run --config "$T/b.ini" -q >"$T/fake.out" 2>&1
+check "the big tree builds with the stand-in compiler" test $? -eq 0
+cp -R "$T/state" "$T/state.keep"
+for delay in 0.1 0.2; do
+    rm -rf "$T/state" "$T/out"
+    cp -R "$T/state.keep" "$T/state"
+    "$top_builddir/vsched-run" --config "$T/b.ini" --set executor.compiler=cc \
+        -q >"$T/int.out" 2>&1 &
+    pid=$!
+    sleep "$delay"
+    kill -INT "$pid"
+    wait "$pid"
+    check "SIGINT after $delay s: exit 130" test $? -eq 130
+    check "... the run ended by itself, most of it not built" \
+        grep -Eq "^vsched-run: [0-9]+ built, 0 failed, [0-9]{4} not built" "$T/int.out"
+done
 finish

@@ -1,8 +1,11 @@
 /*
  * batch -- dirty rows and links as one coordinator batch; see batch.h.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "build/batch.h"
 #include "common/util.h"
@@ -23,27 +26,69 @@ typedef struct compile_batch {
  * Source and Analysis of every header it reaches) as one batch, waited
  * for before any compile is submitted. Its results are not kept: the
  * Artifact requests find those nodes done. A failed Analysis fails its
- * Artifact request the same way later. */
-static void scan_first(const compile_batch *cb)
+ * Artifact request the same way later. Returns the message of a
+ * cancellation that ended the scan (SIGINT, -k; owned by the caller), or
+ * NULL. */
+static char *scan_first(const compile_batch *cb)
 {
     vsched_batch *scan = NULL;
     if (vsched_submit_batch_atomic(cb->s, cb->scan, cb->n_scan, &scan) !=
         VSCHED_OK)
-        return; /* the Artifact batch then discovers as it goes */
+        return NULL; /* the Artifact batch then discovers as it goes */
     const vsched_result **res = vr_xcalloc(cb->n_scan, sizeof *res);
     vsched_wait_batch(scan, res);
+    char *cancelled = NULL;
+    for (size_t i = 0; i < cb->n_scan && cancelled == NULL; i++)
+        if (res[i]->status == VSCHED_ECANCELLED)
+            cancelled = vr_xstrdup(res[i]->message != NULL ? res[i]->message
+                                                           : "cancelled");
     free(res);
     vsched_batch_release(scan);
+    return cancelled;
+}
+
+/* A cancellation that ended the scan must end the Artifact batch too, but
+ * vsched_cancel ends only the work admitted, and a batch is admitted
+ * later, on the scheduler's driver. So one thread waits for the batch
+ * while the caller repeats the cancel every millisecond until it is
+ * answered (each repeat finds nothing new to end but what came since). */
+typedef struct cancel_wait {
+    compile_batch *cb;
+    atomic_int done;
+} cancel_wait;
+
+static void *cancel_wait_main(void *arg)
+{
+    cancel_wait *w = arg;
+    vsched_wait_batch(w->cb->batch, w->cb->res);
+    atomic_store(&w->done, 1);
+    return NULL;
+}
+
+static void wait_cancelled(compile_batch *cb, const char *why)
+{
+    cancel_wait w = {cb, 0};
+    pthread_t t;
+    if (pthread_create(&t, NULL, cancel_wait_main, &w) != 0) {
+        vsched_cancel(cb->s, why); /* best effort: once */
+        vsched_wait_batch(cb->batch, cb->res);
+        return;
+    }
+    while (!atomic_load(&w.done)) {
+        vsched_cancel(cb->s, why);
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    pthread_join(t, NULL);
 }
 
 static int compile_setup(void *ctx, size_t n, char **msg)
 {
     compile_batch *cb = ctx;
-    if (cb->scan != NULL && n > 0)
-        scan_first(cb);
+    char *cancelled = cb->scan != NULL && n > 0 ? scan_first(cb) : NULL;
     int rc = n > 0 ? vsched_submit_batch_atomic(cb->s, cb->reqs, n, &cb->batch)
                    : VSCHED_OK;
     if (rc != VSCHED_OK) {
+        free(cancelled);
         cb->batch = NULL;
         *msg = vr_strfmt("cannot submit the batch: %s", vsched_strerror(rc));
         return rc;
@@ -57,8 +102,11 @@ static int compile_setup(void *ctx, size_t n, char **msg)
         if (cb->link_rc == VSCHED_OK && adm != VSCHED_ADMITTED)
             cb->link_rc = VSCHED_EFULL;
     }
-    if (cb->batch != NULL)
+    if (cb->batch != NULL && cancelled != NULL)
+        wait_cancelled(cb, cancelled); /* every res[i] is set */
+    else if (cb->batch != NULL)
         vsched_wait_batch(cb->batch, cb->res); /* every res[i] is set */
+    free(cancelled);
     return VSCHED_OK;
 }
 
