@@ -1,8 +1,11 @@
 /*
  * batch -- dirty rows and links as one coordinator batch; see batch.h.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "build/batch.h"
 #include "common/util.h"
@@ -10,6 +13,8 @@
 typedef struct compile_batch {
     vsched *s;
     const vsched_request *reqs;
+    const vsched_request *scan; /* the Analysis requests run first, or NULL */
+    size_t n_scan;
     vsched_batch *batch;       /* released by the caller */
     const vsched_result **res; /* res[i] owned by batch */
     const vsched_dag *link;    /* the link jobs, or NULL */
@@ -17,12 +22,73 @@ typedef struct compile_batch {
     int link_rc;               /* its submission's status */
 } compile_batch;
 
+/* Discovery first: every dirty file's Analysis (its include scan, and the
+ * Source and Analysis of every header it reaches) as one batch, waited
+ * for before any compile is submitted. Its results are not kept: the
+ * Artifact requests find those nodes done. A failed Analysis fails its
+ * Artifact request the same way later. Returns the message of a
+ * cancellation that ended the scan (SIGINT, -k; owned by the caller), or
+ * NULL. */
+static char *scan_first(const compile_batch *cb)
+{
+    vsched_batch *scan = NULL;
+    if (vsched_submit_batch_atomic(cb->s, cb->scan, cb->n_scan, &scan) !=
+        VSCHED_OK)
+        return NULL; /* the Artifact batch then discovers as it goes */
+    const vsched_result **res = vr_xcalloc(cb->n_scan, sizeof *res);
+    vsched_wait_batch(scan, res);
+    char *cancelled = NULL;
+    for (size_t i = 0; i < cb->n_scan && cancelled == NULL; i++)
+        if (res[i]->status == VSCHED_ECANCELLED)
+            cancelled = vr_xstrdup(res[i]->message != NULL ? res[i]->message
+                                                           : "cancelled");
+    free(res);
+    vsched_batch_release(scan);
+    return cancelled;
+}
+
+/* A cancellation that ended the scan must end the Artifact batch too, but
+ * vsched_cancel ends only the work admitted, and a batch is admitted
+ * later, on the scheduler's driver. So one thread waits for the batch
+ * while the caller repeats the cancel every millisecond until it is
+ * answered (each repeat finds nothing new to end but what came since). */
+typedef struct cancel_wait {
+    compile_batch *cb;
+    atomic_int done;
+} cancel_wait;
+
+static void *cancel_wait_main(void *arg)
+{
+    cancel_wait *w = arg;
+    vsched_wait_batch(w->cb->batch, w->cb->res);
+    atomic_store(&w->done, 1);
+    return NULL;
+}
+
+static void wait_cancelled(compile_batch *cb, const char *why)
+{
+    cancel_wait w = {cb, 0};
+    pthread_t t;
+    if (pthread_create(&t, NULL, cancel_wait_main, &w) != 0) {
+        vsched_cancel(cb->s, why); /* best effort: once */
+        vsched_wait_batch(cb->batch, cb->res);
+        return;
+    }
+    while (!atomic_load(&w.done)) {
+        vsched_cancel(cb->s, why);
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    pthread_join(t, NULL);
+}
+
 static int compile_setup(void *ctx, size_t n, char **msg)
 {
     compile_batch *cb = ctx;
+    char *cancelled = cb->scan != NULL && n > 0 ? scan_first(cb) : NULL;
     int rc = n > 0 ? vsched_submit_batch_atomic(cb->s, cb->reqs, n, &cb->batch)
                    : VSCHED_OK;
     if (rc != VSCHED_OK) {
+        free(cancelled);
         cb->batch = NULL;
         *msg = vr_strfmt("cannot submit the batch: %s", vsched_strerror(rc));
         return rc;
@@ -36,8 +102,11 @@ static int compile_setup(void *ctx, size_t n, char **msg)
         if (cb->link_rc == VSCHED_OK && adm != VSCHED_ADMITTED)
             cb->link_rc = VSCHED_EFULL;
     }
-    if (cb->batch != NULL)
+    if (cb->batch != NULL && cancelled != NULL)
+        wait_cancelled(cb, cancelled); /* every res[i] is set */
+    else if (cb->batch != NULL)
         vsched_wait_batch(cb->batch, cb->res); /* every res[i] is set */
+    free(cancelled);
     return VSCHED_OK;
 }
 
@@ -145,6 +214,28 @@ static void link_dag_free(link_dag *ld)
     free(ld->job_at);
 }
 
+/* The Analysis requests of scan_first when a duration is known for any
+ * of the n Artifact requests (the order they then start in is the
+ * durations', and it needs every file discovered), else NULL: with no
+ * duration known, compiles start in request order and discovery runs
+ * under them. */
+static vsched_request *scan_requests(const vsched_request *reqs, size_t n)
+{
+    size_t known = 0;
+    for (size_t i = 0; i < n; i++)
+        known += reqs[i].cost_ns > 0;
+    if (known == 0)
+        return NULL;
+    vsched_request *scan = vr_xcalloc(n, sizeof *scan);
+    for (size_t i = 0; i < n; i++)
+        scan[i] = (vsched_request){
+            .name = reqs[i].name,
+            .stage = VSCHED_STAGE_ANALYSIS,
+            .flags = reqs[i].flags,
+        };
+    return scan;
+}
+
 /* Contract: see batch.h. */
 int vr_batch_run(const vr_build *b, vr_session *ss, vr_plan *p,
                  vsched_batch **batch)
@@ -165,7 +256,9 @@ int vr_batch_run(const vr_build *b, vr_session *ss, vr_plan *p,
             .flags = b->hooks != NULL ? VSCHED_REQ_FOLLOW_LATEST : 0,
         };
     }
-    compile_batch cb = {ss->sched, reqs, NULL, NULL, NULL, NULL, 0};
+    vsched_request *scan = scan_requests(reqs, n);
+    compile_batch cb = {ss->sched, reqs, scan, n, NULL, NULL,
+                        NULL, NULL, 0};
     link_dag ld = {0};
     if (link_dag_build(&ld, p)) {
         cb.link = &ld.dag;
@@ -207,6 +300,7 @@ int vr_batch_run(const vr_build *b, vr_session *ss, vr_plan *p,
     link_dag_free(&ld);
     free(rows);
     free(cb.res);
+    free(scan);
     free(reqs);
     *batch = cb.batch;
     return rc;
