@@ -1,11 +1,8 @@
 /*
  * batch -- dirty rows and links as one coordinator batch; see batch.h.
  */
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "build/batch.h"
 #include "common/util.h"
@@ -18,6 +15,7 @@ typedef struct compile_batch {
     vsched_batch *batch;       /* released by the caller */
     const vsched_result **res; /* res[i] owned by batch */
     const vsched_dag *link;    /* the link jobs, or NULL */
+    int (*interrupted)(void);  /* vr_build's, or NULL */
     uint64_t *link_ids;        /* ids of link->nodes */
     int link_rc;               /* its submission's status */
 } compile_batch;
@@ -35,6 +33,8 @@ static char *scan_first(const compile_batch *cb)
     if (vsched_submit_batch_atomic(cb->s, cb->scan, cb->n_scan, &scan) !=
         VSCHED_OK)
         return NULL; /* the Artifact batch then discovers as it goes */
+    if (cb->interrupted != NULL && cb->interrupted())
+        vsched_cancel(cb->s, "interrupted"); /* it came before the submit */
     const vsched_result **res = vr_xcalloc(cb->n_scan, sizeof *res);
     vsched_wait_batch(scan, res);
     char *cancelled = NULL;
@@ -45,40 +45,6 @@ static char *scan_first(const compile_batch *cb)
     free(res);
     vsched_batch_release(scan);
     return cancelled;
-}
-
-/* A cancellation that ended the scan must end the Artifact batch too, but
- * vsched_cancel ends only the work admitted, and a batch is admitted
- * later, on the scheduler's driver. So one thread waits for the batch
- * while the caller repeats the cancel every millisecond until it is
- * answered (each repeat finds nothing new to end but what came since). */
-typedef struct cancel_wait {
-    compile_batch *cb;
-    atomic_int done;
-} cancel_wait;
-
-static void *cancel_wait_main(void *arg)
-{
-    cancel_wait *w = arg;
-    vsched_wait_batch(w->cb->batch, w->cb->res);
-    atomic_store(&w->done, 1);
-    return NULL;
-}
-
-static void wait_cancelled(compile_batch *cb, const char *why)
-{
-    cancel_wait w = {cb, 0};
-    pthread_t t;
-    if (pthread_create(&t, NULL, cancel_wait_main, &w) != 0) {
-        vsched_cancel(cb->s, why); /* best effort: once */
-        vsched_wait_batch(cb->batch, cb->res);
-        return;
-    }
-    while (!atomic_load(&w.done)) {
-        vsched_cancel(cb->s, why);
-        nanosleep(&(struct timespec){0, 1000000}, NULL);
-    }
-    pthread_join(t, NULL);
 }
 
 static int compile_setup(void *ctx, size_t n, char **msg)
@@ -102,9 +68,15 @@ static int compile_setup(void *ctx, size_t n, char **msg)
         if (cb->link_rc == VSCHED_OK && adm != VSCHED_ADMITTED)
             cb->link_rc = VSCHED_EFULL;
     }
-    if (cb->batch != NULL && cancelled != NULL)
-        wait_cancelled(cb, cancelled); /* every res[i] is set */
-    else if (cb->batch != NULL)
+    /* A cancellation that ended the scan ends the Artifact batch and the
+     * links too, and so does a stop asked for before they were submitted
+     * (a signal while planning or scanning cancelled only what existed):
+     * submitted before this cancel, they are cancelled when admitted. */
+    if (cancelled != NULL)
+        vsched_cancel(cb->s, cancelled);
+    else if (cb->interrupted != NULL && cb->interrupted())
+        vsched_cancel(cb->s, "interrupted");
+    if (cb->batch != NULL)
         vsched_wait_batch(cb->batch, cb->res); /* every res[i] is set */
     free(cancelled);
     return VSCHED_OK;
@@ -257,8 +229,11 @@ int vr_batch_run(const vr_build *b, vr_session *ss, vr_plan *p,
         };
     }
     vsched_request *scan = scan_requests(reqs, n);
-    compile_batch cb = {ss->sched, reqs, scan, n, NULL, NULL,
-                        NULL, NULL, 0};
+    compile_batch cb = {.s = ss->sched,
+                        .reqs = reqs,
+                        .scan = scan,
+                        .n_scan = n,
+                        .interrupted = b->interrupted};
     link_dag ld = {0};
     if (link_dag_build(&ld, p)) {
         cb.link = &ld.dag;

@@ -18,8 +18,11 @@
  * compiles already running). Discovered first, every compile is ready
  * at once and they start longest first. The scan costs well under one
  * percent of a short compile per file (doc/benchmarks.md, workload 7).
- * A cancel (SIGINT, -k) that ends the scan is repeated over the Artifact
- * batch until it is answered: a cancel ends only work already admitted.
+ * A cancel (SIGINT, -k) that ends the scan is issued again once the
+ * Artifact batch is submitted (vsched_cancel ends what was submitted
+ * before it, admitted or not). A signal in the instant between the
+ * scan's answer and that submission is not seen by it: the run then
+ * winds down at the signal thread's grace exit.
  *
  * A link's job gets the current objects' recorded paths as explicit
  * inputs and depends (after success) on the Artifact nodes of the dirty

@@ -58,6 +58,10 @@ typedef struct vr_build {
     vsched_task_observer_fn task_observer;
     void *task_observer_user;
     vr_build_hooks *hooks; /* --watch's, or NULL */
+    /* Nonzero once the user asked the run to stop (SIGINT, SIGTERM), or
+     * NULL: what the build submits afterwards is cancelled at once, since
+     * a vsched_cancel ends only what was submitted before it. */
+    int (*interrupted)(void);
 } vr_build;
 
 /* The executor binding of the stages: b->stages when set, else

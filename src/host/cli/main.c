@@ -87,8 +87,8 @@ static int isolate_role(const vr_config *cfg, const vr_settings *set,
     const char *origin = vr_plugin_origin(l->executor_plugin);
     vr_isolate_opts o = {
         .desc = d,
-        .plugin = strcmp(origin, "built-in") == 0 ? set->executor_plugin
-                                                   : origin,
+        .plugin =
+            strcmp(origin, "built-in") == 0 ? set->executor_plugin : origin,
         .cfg = cfg,
         .timeout_s = vr_isolate_timeout(cfg, d, set->isolate_timeout),
     };
@@ -142,6 +142,7 @@ static int run_batch(const vr_cli *cli, const vr_settings *set,
         .out = stdout,
         .err = stderr,
         .targets = targets,
+        .interrupted = vr_signals_caught,
     };
     if (l->iso != NULL)
         b.stages = vr_isolate_binding(l->iso);
