@@ -23,9 +23,8 @@ static void t_free(const vsched_ctx *c, void *p)
     (void)c;
     free(p);
 }
-static const vsched_ctx tctx = {.size = sizeof(vsched_ctx),
-                                .alloc = t_alloc,
-                                .free = t_free};
+static const vsched_ctx tctx = {
+    .size = sizeof(vsched_ctx), .alloc = t_alloc, .free = t_free};
 
 static void fields_round_trip_with_null_shapes_kept(void)
 {
@@ -51,7 +50,8 @@ static void fields_round_trip_with_null_shapes_kept(void)
     int present = 0;
     size_t len = 0;
     const char *b = vr_r_blob(&r, &present, &len);
-    CU_ASSERT(present == 1 && len == 4 && b != NULL && memcmp(b, "xy\0z", 4) == 0);
+    CU_ASSERT(present == 1 && len == 4 && b != NULL &&
+              memcmp(b, "xy\0z", 4) == 0);
     b = vr_r_blob(&r, &present, &len);
     CU_ASSERT(present == 0 && len == 5 && b == NULL);
     char **v = NULL;
@@ -151,9 +151,9 @@ static void frames_are_bounded_and_an_end_of_file_is_told_apart(void)
     /* Half a message, then the deadline: timed out, not hung. */
     unsigned char half[6] = {10, 0, 0, 0, VR_W_RESULT, 1};
     CU_ASSERT_EQUAL(write(sv[0], half, 6), 6);
-    CU_ASSERT_EQUAL(vr_wire_recv(sv[1], vr_wire_now_ns() + 50000000ull, &t,
-                                 &buf, &len),
-                    VSCHED_ETIMEDOUT);
+    CU_ASSERT_EQUAL(
+        vr_wire_recv(sv[1], vr_wire_now_ns() + 50000000ull, &t, &buf, &len),
+        VSCHED_ETIMEDOUT);
 
     /* A clean end of file: VSCHED_EIO with errno 0. */
     int sv2[2];

@@ -183,8 +183,9 @@ static int spawn(char *const argv[], const vp_spawn *how, pid_t *pid, int *rfd)
         posix_spawn_file_actions_addchdir_np(&fa, how->cwd);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     if (how->stdout_path != NULL)
-        posix_spawn_file_actions_addopen(&fa, 1, how->stdout_path,
-                                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0666);
+        posix_spawn_file_actions_addopen(
+            &fa, 1, how->stdout_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW,
+            0666);
     else
         posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
     posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);

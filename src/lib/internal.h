@@ -247,13 +247,13 @@ struct vsched {
     size_t loaded_waiting;
     size_t readahead;
     vsched__runner_arg runner_args[2];
-    atomic_int repump;     /* a pool refused work: the driver retries */
+    atomic_int repump; /* a pool refused work: the driver retries */
     /* vsched_cancel calls so far: advanced (and cancel_reason replaced)
      * under the scheduler lock, read without it when an item is
      * submitted. An item admitted with an older epoch was submitted
      * before a cancel and is cancelled on admission (driver.c). */
     _Atomic uint64_t cancel_epoch;
-    char *cancel_reason; /* the last cancel's reason; scheduler lock */
+    char *cancel_reason;   /* the last cancel's reason; scheduler lock */
     unsigned node_waiters; /* threads waiting on dag.changed
                                   (vsched_node_wait, blocked submitters) */
     /* Threads that may still touch this scheduler without being its

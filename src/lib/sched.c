@@ -410,7 +410,8 @@ int vsched_submit_request(vsched *s, const vsched_request *req,
     char kind[1][32];
     handle_resolve(s, h, req->name, kind[0]);
     bind_all(s, &h, 1, kind);
-    int rc = vsched__submit_item(s, (vsched__item){VSCHED__ITEM_REQUEST, h, 0});
+    int rc =
+        vsched__submit_item(s, (vsched__item){VSCHED__ITEM_REQUEST, h, 0});
     if (rc != VSCHED_OK) {
         atomic_store(&h->refs, 1);
         vsched__handle_unref(h);
@@ -587,8 +588,8 @@ int vsched_submit_batch(vsched *s, const vsched_request *reqs, size_t n,
         return VSCHED_ENOMEM;
     for (size_t i = 0; i < n; i++) {
         vsched_handle *h = &b->h[i];
-        if (vsched__submit_item(s, (vsched__item){VSCHED__ITEM_REQUEST, h, 0}) !=
-            VSCHED_OK) {
+        if (vsched__submit_item(
+                s, (vsched__item){VSCHED__ITEM_REQUEST, h, 0}) != VSCHED_OK) {
             refuse_unsubmitted(s, h); /* closed mid-batch */
             continue;
         }
@@ -607,7 +608,8 @@ int vsched_submit_batch_atomic(vsched *s, const vsched_request *reqs, size_t n,
     if (b == NULL)
         return VSCHED_ENOMEM;
     if (n > 0) {
-        int rc = vsched__submit_item(s, (vsched__item){VSCHED__ITEM_BATCH, b, 0});
+        int rc =
+            vsched__submit_item(s, (vsched__item){VSCHED__ITEM_BATCH, b, 0});
         if (rc != VSCHED_OK) {
             for (size_t i = 0; i < n; i++)
                 refuse_unsubmitted(s, &b->h[i]);

@@ -24,9 +24,9 @@
 
 extern char **environ;
 
-#define VR_POLL_MS 50            /* how often a waiting call looks at ctx */
-#define VR_START_S 60            /* a worker's create() may take this long */
-#define VR_EXIT_WAIT_MS 1000     /* after end of file, for its exit status */
+#define VR_POLL_MS 50        /* how often a waiting call looks at ctx */
+#define VR_START_S 60        /* a worker's create() may take this long */
+#define VR_EXIT_WAIT_MS 1000 /* after end of file, for its exit status */
 
 static void vr_sleep_ms(unsigned ms)
 {
@@ -107,8 +107,8 @@ static vr_worker *vr_worker_start(vr_isolate *iso, char **why)
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, child, VR_ISOLATE_FD);
     posix_spawnattr_init(&at);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
-                                      POSIX_SPAWN_SETSIGMASK);
+    posix_spawnattr_setflags(&at,
+                             POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
     posix_spawnattr_setpgroup(&at, 0);
     posix_spawnattr_setsigmask(&at, &none);
     char *argv[] = {iso->exe, (char *)VR_ISOLATE_WORKER_FLAG, NULL};
@@ -183,10 +183,9 @@ static void vr_give_back(vr_isolate *iso, vr_worker *w)
 static void vr_report(const vr_call *c, const char *what, const char *tail)
 {
     vr_esc e = {0};
-    char *msg = vr_strfmt("plugin '%s' %s in %s of %s%s", c->iso->desc->name,
-                          what, c->op,
-                          c->name != NULL ? vr_esc_name(&e, c->name) : "?",
-                          tail);
+    char *msg = vr_strfmt(
+        "plugin '%s' %s in %s of %s%s", c->iso->desc->name, what, c->op,
+        c->name != NULL ? vr_esc_name(&e, c->name) : "?", tail);
     vr_esc_done(&e);
     c->ctx->diag(c->ctx, VSCHED_SEV_ERROR, c->name, 0, msg);
     free(msg);
@@ -294,8 +293,8 @@ int vr_call_run(vr_call *c, uint8_t type, const vr_wbuf *req)
         char *why = NULL;
         w = vr_worker_start(iso, &why);
         if (w == NULL) {
-            char *what = vr_strfmt("could not start an isolated worker (%s)",
-                                   why);
+            char *what =
+                vr_strfmt("could not start an isolated worker (%s)", why);
             vr_report(c, what, "");
             free(what);
             free(why);
@@ -311,8 +310,8 @@ int vr_call_run(vr_call *c, uint8_t type, const vr_wbuf *req)
     for (;;) {
         uint64_t now = vr_wire_now_ns();
         if (deadline != 0 && now >= deadline) {
-            char *what = vr_strfmt("timed out (no answer after %u s)",
-                                   iso->timeout_s);
+            char *what =
+                vr_strfmt("timed out (no answer after %u s)", iso->timeout_s);
             int rc = vr_fail(c, w, 1, VSCHED_ETIMEDOUT, what);
             free(what);
             return rc;
@@ -344,7 +343,7 @@ int vr_call_run(vr_call *c, uint8_t type, const vr_wbuf *req)
         }
         if (rc == VSCHED_ETIMEDOUT)
             continue; /* the top of the loop ends it */
-        if (rc != 0) /* end of file: it died; its status says how */
+        if (rc != 0)  /* end of file: it died; its status says how */
             return vr_fail(c, w, 0, VSCHED_ETOOL, NULL);
         int done = 0;
         const char *why = NULL;

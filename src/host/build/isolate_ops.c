@@ -54,7 +54,8 @@ static void vr_snap_key(uint8_t key[16], const char *name, const char *kind,
     XXH3_state_t *st = XXH3_createState();
     XXH3_128bits_reset(st);
     XXH3_128bits_update(st, name, strlen(name) + 1);
-    XXH3_128bits_update(st, kind != NULL ? kind : "", strlen(kind ? kind : "") + 1);
+    XXH3_128bits_update(st, kind != NULL ? kind : "",
+                        strlen(kind ? kind : "") + 1);
     if (len > 0)
         XXH3_128bits_update(st, bytes, len);
     XXH128_canonical_t c;
@@ -133,8 +134,12 @@ static int i_deps(void *inst, const vsched_ctx *ctx, const char *name,
     vr_w_str(&w, name);
     vr_w_ref(&w, snapshot);
     const vr_iso_snap *refs[1] = {snapshot};
-    vr_call c = {.iso = inst, .ctx = ctx, .op = "extract_deps", .name = name,
-                 .refs = refs, .n_refs = 1};
+    vr_call c = {.iso = inst,
+                 .ctx = ctx,
+                 .op = "extract_deps",
+                 .name = name,
+                 .refs = refs,
+                 .n_refs = 1};
     int rc = vr_call_run(&c, VR_W_DEPS, &w);
     vr_w_free(&w);
     if (rc != 0)
@@ -177,8 +182,12 @@ static int i_analysis(void *inst, const vsched_ctx *ctx,
         vr_w_ref(&w, in->blockers[i].snapshot);
         refs[i + 1] = in->blockers[i].snapshot;
     }
-    vr_call c = {.iso = inst, .ctx = ctx, .op = "analysis", .name = in->name,
-                 .refs = refs, .n_refs = n + 1};
+    vr_call c = {.iso = inst,
+                 .ctx = ctx,
+                 .op = "analysis",
+                 .name = in->name,
+                 .refs = refs,
+                 .n_refs = n + 1};
     int rc = vr_call_run(&c, VR_W_ANALYSIS, &w);
     vr_w_free(&w);
     free(refs);
@@ -253,8 +262,12 @@ static int i_artifact(void *inst, const vsched_ctx *ctx,
         vr_w_ref(&w, in->blockers[i].snapshot);
         refs[i + 1] = in->blockers[i].snapshot;
     }
-    vr_call c = {.iso = inst, .ctx = ctx, .op = "artifact", .name = in->name,
-                 .refs = refs, .n_refs = n + 1};
+    vr_call c = {.iso = inst,
+                 .ctx = ctx,
+                 .op = "artifact",
+                 .name = in->name,
+                 .refs = refs,
+                 .n_refs = n + 1};
     int rc = vr_call_run(&c, VR_W_ARTIFACT, &w);
     vr_w_free(&w);
     free(refs);
@@ -282,9 +295,9 @@ static int i_job(void *inst, const vsched_ctx *ctx, const vsched_job_in *in,
 void vr_isolate_ops_init(vr_isolate *iso)
 {
     const vsched_executor_ops *x = iso->desc->executor;
-    int has_job = x->size >= offsetof(vsched_executor_ops, job) +
-                                 sizeof x->job &&
-                  x->job != NULL;
+    int has_job =
+        x->size >= offsetof(vsched_executor_ops, job) + sizeof x->job &&
+        x->job != NULL;
     iso->ops = (vsched_executor_ops){
         .size = sizeof(vsched_executor_ops),
         .source = i_source,

@@ -3,8 +3,8 @@
  * isolate_wire.h.
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -41,7 +41,10 @@ void vr_w_raw(vr_wbuf *w, const void *p, size_t n)
 }
 
 /* Contract: see isolate_wire.h. */
-void vr_w_u8(vr_wbuf *w, uint8_t v) { vr_w_raw(w, &v, 1); }
+void vr_w_u8(vr_wbuf *w, uint8_t v)
+{
+    vr_w_raw(w, &v, 1);
+}
 
 /* Contract: see isolate_wire.h. */
 void vr_w_u32(vr_wbuf *w, uint32_t v)
@@ -62,7 +65,10 @@ void vr_w_u64(vr_wbuf *w, uint64_t v)
 }
 
 /* Contract: see isolate_wire.h. */
-void vr_w_i32(vr_wbuf *w, int v) { vr_w_u32(w, (uint32_t)v); }
+void vr_w_i32(vr_wbuf *w, int v)
+{
+    vr_w_u32(w, (uint32_t)v);
+}
 
 /* Contract: see isolate_wire.h. */
 void vr_w_str(vr_wbuf *w, const char *s)
@@ -142,7 +148,10 @@ uint64_t vr_r_u64(vr_rbuf *r)
 }
 
 /* Contract: see isolate_wire.h. */
-int vr_r_i32(vr_rbuf *r) { return (int)(int32_t)vr_r_u32(r); }
+int vr_r_i32(vr_rbuf *r)
+{
+    return (int)(int32_t)vr_r_u32(r);
+}
 
 /* Contract: see isolate_wire.h. */
 void vr_r_raw(vr_rbuf *r, void *out, size_t n)

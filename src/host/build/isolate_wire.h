@@ -37,16 +37,16 @@
 
 typedef enum vr_wire_type {
     /* host -> worker */
-    VR_W_HELLO = 1,    /* protocol, plugin, config path, dir, entries */
-    VR_W_SOURCE = 2,   /* the operations, one call at a time */
+    VR_W_HELLO = 1,  /* protocol, plugin, config path, dir, entries */
+    VR_W_SOURCE = 2, /* the operations, one call at a time */
     VR_W_DEPS = 3,
     VR_W_ANALYSIS = 4,
     VR_W_ARTIFACT = 5,
     VR_W_JOB = 6,
-    VR_W_SNAP = 7,     /* answers NEED: a snapshot's name, kind, bytes */
-    VR_W_LOADED = 8,   /* answers LOAD: status, bytes */
-    VR_W_REALED = 9,   /* answers REALPATH: status, name */
-    VR_W_CANCEL = 10,  /* the call in flight was cancelled */
+    VR_W_SNAP = 7,    /* answers NEED: a snapshot's name, kind, bytes */
+    VR_W_LOADED = 8,  /* answers LOAD: status, bytes */
+    VR_W_REALED = 9,  /* answers REALPATH: status, name */
+    VR_W_CANCEL = 10, /* the call in flight was cancelled */
     /* worker -> host */
     VR_W_READY = 32,   /* answers HELLO: status, message */
     VR_W_RESULT = 33,  /* ends a call */

@@ -50,7 +50,10 @@ typedef struct vr_wk {
     size_t n_keys;
 } vr_wk;
 
-static void vr_wk_die(void) { _exit(VR_EXIT_PROTOCOL); }
+static void vr_wk_die(void)
+{
+    _exit(VR_EXIT_PROTOCOL);
+}
 
 /* Receive the next message that is not CANCEL (a CANCEL sets the flag).
  * End of file or a broken frame ends the worker (the host is gone). */
@@ -581,8 +584,9 @@ int vr_isolate_worker_main(int fd, const void *preloaded)
 {
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) {
-        fprintf(stderr, "vsched-run: %s is internal: vsched-run starts "
-                        "its workers itself for [executor] isolate = true\n",
+        fprintf(stderr,
+                "vsched-run: %s is internal: vsched-run starts "
+                "its workers itself for [executor] isolate = true\n",
                 VR_ISOLATE_WORKER_FLAG);
         return 2;
     }
@@ -614,7 +618,7 @@ int vr_isolate_worker_main(int fd, const void *preloaded)
             char *buf = NULL;
             int r = vr_wire_recv(fd, 0, &t, &buf, &n);
             if (r != 0)
-                break; /* the host closed: the end */
+                break;            /* the host closed: the end */
             if (t != VR_W_CANCEL) /* CANCEL between calls: too late */
                 vr_wk_call(&k, t, buf, n);
             free(buf);

@@ -197,8 +197,7 @@ static void vr_plan_removed(vr_plan *p, vr_incr *in, char *const *profiles,
         free(k);
         if (!gone)
             continue;
-        p->removed =
-            vr_xgrow(p->removed, p->n_removed, sizeof *p->removed);
+        p->removed = vr_xgrow(p->removed, p->n_removed, sizeof *p->removed);
         p->removed[p->n_removed++] = (vr_removal){
             NULL, vr_xstrdup(r->source), vr_xstrdup(r->profile),
             r->out_path != NULL ? vr_xstrdup(r->out_path) : NULL, 0};
@@ -213,8 +212,7 @@ static void vr_plan_removed(vr_plan *p, vr_incr *in, char *const *profiles,
         free(k);
         if (here_now)
             continue;
-        p->removed =
-            vr_xgrow(p->removed, p->n_removed, sizeof *p->removed);
+        p->removed = vr_xgrow(p->removed, p->n_removed, sizeof *p->removed);
         p->removed[p->n_removed++] = (vr_removal){
             vr_xstrdup(j->kind), vr_xstrdup(j->name), vr_xstrdup(j->profile),
             j->out_path != NULL ? vr_xstrdup(j->out_path) : NULL, 1};

@@ -257,10 +257,9 @@ static int vr_validate(const vr_plugin *p, unsigned role, const vr_config *cfg,
     static const char *const ignore[] = {"plugin", NULL};
     static const char *const ignore_x[] = {"plugin", "isolate",
                                            "isolate_timeout", NULL};
-    int rc = vr_schema_validate(cfg, section, d->schema, d->n_schema,
-                                role == VSCHED_ROLE_EXECUTOR ? ignore_x
-                                                             : ignore,
-                                0, err);
+    int rc = vr_schema_validate(
+        cfg, section, d->schema, d->n_schema,
+        role == VSCHED_ROLE_EXECUTOR ? ignore_x : ignore, 0, err);
     if (rc != 0 || role != VSCHED_ROLE_EXECUTOR)
         return rc;
     size_t n = 0;
