@@ -131,23 +131,36 @@ static void wk_free(const vsched_ctx *ctx, void *p)
     free(p);
 }
 
-static int wk_load(const vsched_ctx *ctx, const char *name, char **bytes,
-                   size_t *len)
+/* Send `op` with `name` to the host and read its answer, of type `reply`
+ * (any other ends the worker), into *r; *rc is its first field, the
+ * status. The returned buffer backs *r: the caller frees it. */
+static char *wk_ask(vr_wk *k, uint8_t op, uint8_t reply, const char *name,
+                    vr_rbuf *r, int *rc)
 {
-    vr_wk *k = ctx->host;
     vr_wbuf w = {0};
     vr_w_str(&w, name);
-    vr_wk_send(k, VR_W_LOAD, &w);
+    vr_wk_send(k, op, &w);
     vr_w_free(&w);
     uint8_t t = 0;
     size_t n = 0;
     char *buf = vr_wk_recv(k, &t, &n);
-    vr_rbuf r = {buf, n, 0, 0};
-    int rc = vr_r_i32(&r);
+    *r = (vr_rbuf){buf, n, 0, 0};
+    *rc = vr_r_i32(r);
+    if (t != reply)
+        vr_wk_die();
+    return buf;
+}
+
+static int wk_load(const vsched_ctx *ctx, const char *name, char **bytes,
+                   size_t *len)
+{
+    vr_rbuf r;
+    int rc;
+    char *buf = wk_ask(ctx->host, VR_W_LOAD, VR_W_LOADED, name, &r, &rc);
     int present = 0;
     size_t bl = 0;
     const char *b = vr_r_blob(&r, &present, &bl);
-    if (t != VR_W_LOADED || r.bad)
+    if (r.bad)
         vr_wk_die();
     if (rc == 0) {
         *bytes = present && bl > 0 ? malloc(bl) : NULL;
@@ -164,18 +177,11 @@ static int wk_load(const vsched_ctx *ctx, const char *name, char **bytes,
 static int wk_realpath(const vsched_ctx *ctx, const char *name,
                        char **canonical)
 {
-    vr_wk *k = ctx->host;
-    vr_wbuf w = {0};
-    vr_w_str(&w, name);
-    vr_wk_send(k, VR_W_REALPATH, &w);
-    vr_w_free(&w);
-    uint8_t t = 0;
-    size_t n = 0;
-    char *buf = vr_wk_recv(k, &t, &n);
-    vr_rbuf r = {buf, n, 0, 0};
-    int rc = vr_r_i32(&r);
+    vr_rbuf r;
+    int rc;
+    char *buf = wk_ask(ctx->host, VR_W_REALPATH, VR_W_REALED, name, &r, &rc);
     const char *s = vr_r_str(&r);
-    if (t != VR_W_REALED || r.bad || (rc == 0 && s == NULL))
+    if (r.bad || (rc == 0 && s == NULL))
         vr_wk_die();
     if (rc == 0 && (*canonical = strdup(s)) == NULL)
         rc = VSCHED_ENOMEM;
