@@ -312,6 +312,41 @@ static void vr_read_ref(vr_rbuf *r, vr_refs *f, size_t i)
         vr_r_raw(r, f->keys[i], 16);
 }
 
+/* A file's own reference, read before the count of its blockers says
+ * how large the table is; it becomes entry 0 (vr_refs_own). */
+typedef struct vr_own_ref {
+    uint8_t present;
+    uint8_t key[16];
+} vr_own_ref;
+
+static void vr_read_own(vr_rbuf *r, vr_own_ref *o)
+{
+    memset(o, 0, sizeof *o);
+    o->present = vr_r_u8(r) != 0;
+    if (o->present)
+        vr_r_raw(r, o->key, 16);
+}
+
+static void vr_refs_own(vr_refs *f, const vr_own_ref *o)
+{
+    memcpy(f->keys[0], o->key, 16);
+    f->present[0] = o->present;
+}
+
+/* The snapshots of the table: the file's own into *own and, with
+ * `blockers`, each of b[0..n-1]'s. 0, or the failure of the first that
+ * could not be re-created. */
+static int vr_resolve_refs(vr_wk *k, size_t n, int blockers, const void **own,
+                           vsched_blocker_in *b)
+{
+    vr_make_room(k, n + 1);
+    int rc = 0;
+    *own = vr_resolve(k, 0, &rc);
+    for (size_t i = 0; blockers && rc == 0 && i < n; i++)
+        b[i].snapshot = vr_resolve(k, i + 1, &rc);
+    return rc;
+}
+
 static void vr_refs_free(vr_wk *k, vr_refs *f)
 {
     free(f->keys);
@@ -413,18 +448,15 @@ static void wk_analysis(vr_wk *k, vr_rbuf *r, vr_wbuf *w)
     vsched_analysis_in in = {0};
     in.size = sizeof in;
     in.name = vr_r_str(r);
-    uint8_t own_present = vr_r_u8(r);
-    uint8_t own[16] = {0};
-    if (own_present)
-        vr_r_raw(r, own, 16);
+    vr_own_ref own;
+    vr_read_own(r, &own);
     in.content_hash = vr_r_u64(r);
     uint64_t n = vr_r_u64(r);
     vr_refs f;
     if (r->bad || in.name == NULL || n > (r->len - r->off) / 8 ||
         vr_refs_init(k, &f, (size_t)n + 1) != 0)
         vr_wk_die();
-    memcpy(f.keys[0], own, 16);
-    f.present[0] = own_present;
+    vr_refs_own(&f, &own);
     uint64_t *hashes = vr_xcalloc(n + 1, sizeof *hashes);
     for (uint64_t i = 0; i < n; i++)
         hashes[i] = vr_r_u64(r);
@@ -436,11 +468,7 @@ static void wk_analysis(vr_wk *k, vr_rbuf *r, vr_wbuf *w)
     }
     if (r->bad)
         vr_wk_die();
-    vr_make_room(k, (size_t)n + 1);
-    int rc = 0;
-    in.snapshot = vr_resolve(k, 0, &rc);
-    for (uint64_t i = 0; blk && rc == 0 && i < n; i++)
-        b[i].snapshot = vr_resolve(k, (size_t)i + 1, &rc);
+    int rc = vr_resolve_refs(k, (size_t)n, blk, &in.snapshot, b);
     in.blocker_hashes = hashes;
     in.n_blockers = (size_t)n;
     in.blockers = blk ? b : NULL;
@@ -462,10 +490,8 @@ static void wk_artifact(vr_wk *k, vr_rbuf *r, vr_wbuf *w)
     in.size = sizeof in;
     in.name = vr_r_str(r);
     in.profile = vr_r_str(r);
-    uint8_t own_present = vr_r_u8(r);
-    uint8_t own[16] = {0};
-    if (own_present)
-        vr_r_raw(r, own, 16);
+    vr_own_ref own;
+    vr_read_own(r, &own);
     in.analysis_hash = vr_r_u64(r);
     int blk = vr_r_u8(r) != 0;
     uint64_t n = vr_r_u64(r);
@@ -473,8 +499,7 @@ static void wk_artifact(vr_wk *k, vr_rbuf *r, vr_wbuf *w)
     if (r->bad || in.name == NULL || n > (r->len - r->off) / 5 ||
         vr_refs_init(k, &f, (size_t)n + 1) != 0)
         vr_wk_die();
-    memcpy(f.keys[0], own, 16);
-    f.present[0] = own_present;
+    vr_refs_own(&f, &own);
     vsched_blocker_in *b = vr_xcalloc(n + 1, sizeof *b);
     for (uint64_t i = 0; i < n; i++) {
         b[i].name = vr_r_str(r);
@@ -482,11 +507,7 @@ static void wk_artifact(vr_wk *k, vr_rbuf *r, vr_wbuf *w)
     }
     if (r->bad)
         vr_wk_die();
-    vr_make_room(k, (size_t)n + 1);
-    int rc = 0;
-    in.snapshot = vr_resolve(k, 0, &rc);
-    for (uint64_t i = 0; rc == 0 && i < n; i++)
-        b[i].snapshot = vr_resolve(k, (size_t)i + 1, &rc);
+    int rc = vr_resolve_refs(k, (size_t)n, 1, &in.snapshot, b);
     in.blockers = blk ? b : NULL;
     in.n_blockers = (size_t)n;
     vsched_artifact_out o = {0};
