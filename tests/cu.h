@@ -63,4 +63,34 @@ static inline int vr_cu_main(const char *suite_name, const vr_cu_test *tests)
     return (failed == 0 && tests_failed == 0) ? 0 : 1;
 }
 
+/* ---- assertions: they print both values when they fail ----------------------------------------------------------- */
+
+#define EXPECT_INT(actual, expected)                                          \
+    do {                                                                      \
+        long long a_ = (long long)(actual), e_ = (long long)(expected);       \
+        if (a_ != e_)                                                         \
+            fprintf(stderr, "\n  %s:%d: %s == %lld, expected %lld\n",         \
+                    __FILE__, __LINE__, #actual, a_, e_);                     \
+        CU_ASSERT_EQUAL(a_, e_);                                              \
+    } while (0)
+#define EXPECT_STR(actual, expected)                                          \
+    do {                                                                      \
+        const char *a_ = (actual), *e_ = (expected);                          \
+        int ok_ = a_ != NULL && e_ != NULL ? strcmp(a_, e_) == 0 : a_ == e_;  \
+        if (!ok_)                                                             \
+            fprintf(stderr, "\n  %s:%d: %s == \"%s\", expected \"%s\"\n",     \
+                    __FILE__, __LINE__, #actual, a_ ? a_ : "(null)",          \
+                    e_ ? e_ : "(null)");                                      \
+        CU_ASSERT_TRUE(ok_);                                                  \
+    } while (0)
+#define EXPECT_CONTAINS(haystack, needle)                                     \
+    do {                                                                      \
+        const char *h_ = (haystack), *n_ = (needle);                          \
+        int ok_ = h_ != NULL && strstr(h_, n_) != NULL;                       \
+        if (!ok_)                                                             \
+            fprintf(stderr, "\n  %s:%d: \"%s\" lacks \"%s\"\n", __FILE__,     \
+                    __LINE__, h_ ? h_ : "(null)", n_);                        \
+        CU_ASSERT_TRUE(ok_);                                                  \
+    } while (0)
+
 #endif

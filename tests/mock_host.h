@@ -3,8 +3,7 @@
  * directly, the way vsched-run calls them, and the assertions the test
  * programs share.
  *
- *   - EXPECT_INT / EXPECT_STR / EXPECT_CONTAINS: CUnit assertions that
- *     print both values when they fail (header only).
+ *   - EXPECT_INT / EXPECT_STR / EXPECT_CONTAINS (from cu.h).
  *   - a context (MOCK, mock_ctx()): diagnostics collected as text lines
  *     "FILE:LINE: SEVERITY: MESSAGE" with counts, a cancellation flag,
  *     the allocator on malloc.
@@ -28,34 +27,7 @@
 #include <CUnit/CUnit.h>
 #include <vsched/plugin.h>
 
-/* ---- assertions ----------------------------------------------------------- */
-
-#define EXPECT_INT(actual, expected)                                          \
-    do {                                                                      \
-        long long a_ = (long long)(actual), e_ = (long long)(expected);       \
-        if (a_ != e_)                                                         \
-            fprintf(stderr, "\n  %s:%d: %s == %lld, expected %lld\n",         \
-                    __FILE__, __LINE__, #actual, a_, e_);                     \
-        CU_ASSERT_EQUAL(a_, e_);                                              \
-    } while (0)
-#define EXPECT_STR(actual, expected)                                          \
-    do {                                                                      \
-        const char *a_ = (actual), *e_ = (expected);                          \
-        int ok_ = a_ != NULL && strcmp(a_, e_) == 0;                          \
-        if (!ok_)                                                             \
-            fprintf(stderr, "\n  %s:%d: %s == \"%s\", expected \"%s\"\n",     \
-                    __FILE__, __LINE__, #actual, a_ ? a_ : "(null)", e_);     \
-        CU_ASSERT_TRUE(ok_);                                                  \
-    } while (0)
-#define EXPECT_CONTAINS(haystack, needle)                                     \
-    do {                                                                      \
-        const char *h_ = (haystack), *n_ = (needle);                          \
-        int ok_ = h_ != NULL && strstr(h_, n_) != NULL;                       \
-        if (!ok_)                                                             \
-            fprintf(stderr, "\n  %s:%d: \"%s\" lacks \"%s\"\n", __FILE__,     \
-                    __LINE__, h_ ? h_ : "(null)", n_);                        \
-        CU_ASSERT_TRUE(ok_);                                                  \
-    } while (0)
+#include "cu.h" /* EXPECT_INT, EXPECT_STR, EXPECT_CONTAINS */
 
 /* ---- the context ---------------------------------------------------------- */
 

@@ -16,28 +16,6 @@
 #include "config/targets.h"
 #include "cu.h"
 
-#define EXPECT_STR(actual, expected)                                          \
-    do {                                                                      \
-        const char *a_ = (actual), *e_ = (expected);                          \
-        int ok_ = (a_ && e_) ? strcmp(a_, e_) == 0 : a_ == e_;                \
-        if (!ok_)                                                             \
-            fprintf(stderr,                                                   \
-                    "\n  %s:%d:\n    got      \"%s\"\n"                       \
-                    "    expected \"%s\"\n",                                  \
-                    __FILE__, __LINE__, a_ ? a_ : "(null)",                   \
-                    e_ ? e_ : "(null)");                                      \
-        CU_ASSERT(ok_);                                                       \
-    } while (0)
-
-#define EXPECT_INT(actual, expected)                                          \
-    do {                                                                      \
-        long long a_ = (actual), e_ = (expected);                             \
-        if (a_ != e_)                                                         \
-            fprintf(stderr, "\n  %s:%d: got %lld, expected %lld\n", __FILE__, \
-                    __LINE__, a_, e_);                                        \
-        CU_ASSERT(a_ == e_);                                                  \
-    } while (0)
-
 /* ---- matching ---------------------------------------------------------- */
 
 static void double_star_matches_zero_or_more_directories(void)
