@@ -98,6 +98,19 @@ static void vr_end_children(int at_once)
     vr_each_child_group(vr_kill);
 }
 
+/* The run ends here and now: keep its other threads from printing while
+ * the tools are ended (the main thread, woken by their end, would print
+ * a summary of a run that did not finish). Takes stdio's locks, waiting
+ * at most 100 ms for a writer that holds one (a full pipe). */
+static void vr_hush(void)
+{
+    FILE *f[2] = {stdout, stderr};
+    struct timespec tick = {0, 1000000L};
+    for (int i = 0; i < 2; i++)
+        for (int t = 0; t < 100 && ftrylockfile(f[i]) != 0; t++)
+            nanosleep(&tick, NULL);
+}
+
 static void *vr_signals_main(void *arg)
 {
     sigset_t *set = arg;
@@ -124,6 +137,7 @@ static void *vr_signals_main(void *arg)
         }
         pthread_mutex_unlock(&vr_sig_lock);
         if (mode == VR_SIG_EXIT || (mode == VR_SIG_WAKE && wake < 0)) {
+            vr_hush();
             vr_end_children(0);
             _exit(VR_EXIT_INTERRUPTED);
         }
@@ -143,6 +157,7 @@ static void *vr_signals_main(void *arg)
         while (again == VR_SIG_STOP_SIGNAL && !atomic_load(&vr_sig_stopping));
         if (again == VR_SIG_STOP_SIGNAL)
             return NULL; /* the run ended in time: main exits 130 itself */
+        vr_hush();
         vr_end_children(again > 0); /* a second signal: at once */
         _exit(VR_EXIT_INTERRUPTED);
     }
