@@ -405,11 +405,19 @@ static void queue_clear(vsched *s, vsched__rq *q)
     q->valid = 0;
 }
 
-vsched__node *vsched__pop_ready(vsched *s, int q)
+static int key_is(const vsched__rq *r, const vsched__rqkey *only)
+{
+    vsched__rqkey k;
+    return vsched__rq_top_key(r, &k) && k.priority == only->priority &&
+           k.wclass == only->wclass;
+}
+
+vsched__node *vsched__pop_ready(vsched *s, int q, const vsched__rqkey *only)
 {
     vsched__rq *r = &s->graph.ready[q];
     vsched__entry e;
-    while (r->valid > 0 && vsched__rq_pop(r, &e)) {
+    while (r->valid > 0 && (only == NULL || key_is(r, only)) &&
+           vsched__rq_pop(r, &e)) {
         if (!entry_valid(&e)) {
             vsched__node_unref(s, e.node);
             continue;
@@ -419,7 +427,7 @@ vsched__node *vsched__pop_ready(vsched *s, int q)
         e.node->ready_seq++;
         return e.node; /* the entry's reference is the caller's */
     }
-    if (r->entries > 0)
+    if (r->valid == 0 && r->entries > 0)
         queue_clear(s, r); /* only stale entries are left */
     return NULL;
 }

@@ -213,8 +213,9 @@ void vsched__push_ready(struct vsched *s, vsched__node *n);
 void vsched__unready(struct vsched *s, vsched__node *n);
 /* Pop the best READY node of queue q, or NULL. It is left PENDING (and
  * admitted) for the caller to start or park; its entry's reference passes
- * to the caller. */
-vsched__node *vsched__pop_ready(struct vsched *s, int q);
+ * to the caller. With `only`, a node of exactly that key or NULL. */
+vsched__node *vsched__pop_ready(struct vsched *s, int q,
+                                const vsched__rqkey *only);
 /* READY nodes in queue q. */
 static inline size_t vsched__ready_count(const vsched__graph *g, int q)
 {

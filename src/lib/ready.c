@@ -163,6 +163,15 @@ int vsched__rq_top_priority(const vsched__rq *q, int32_t *priority)
     return 1;
 }
 
+int vsched__rq_top_key(const vsched__rq *q, vsched__rqkey *key)
+{
+    if (q->heap_n == 0)
+        return 0;
+    key->priority = q->heap[0]->priority;
+    key->wclass = q->heap[0]->wclass;
+    return 1;
+}
+
 int vsched__rq_pop(vsched__rq *q, vsched__entry *out)
 {
     if (q->heap_n == 0)

@@ -63,6 +63,14 @@ void vsched__rq_push(vsched__rq *q, struct vsched__node *n, int32_t priority,
 /* The priority of the best bucket (its entries may be stale: a hint);
  * 0 when empty. */
 int vsched__rq_top_priority(const vsched__rq *q, int32_t *priority);
+/* A queue position's key: what orders buckets. */
+typedef struct vsched__rqkey {
+    int32_t priority;
+    uint32_t wclass;
+} vsched__rqkey;
+
+/* The key of the best bucket (a hint, as above); 0 when empty. */
+int vsched__rq_top_key(const vsched__rq *q, vsched__rqkey *key);
 /* Take the first entry of the best bucket; 0 when empty. */
 int vsched__rq_pop(vsched__rq *q, vsched__entry *out);
 
