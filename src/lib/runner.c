@@ -191,9 +191,9 @@ static void runner_main(void *arg)
             if (t == NULL)
                 break;
             if (n == 0)
-                key = (vsched__rqkey){
-                    t->node->priority,
-                    vsched__weight_class(t->node->weight_us)};
+                key =
+                    (vsched__rqkey){t->node->priority,
+                                    vsched__weight_class(t->node->weight_us)};
             batch[n++] = t;
             budget--;
         }
