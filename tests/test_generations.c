@@ -788,6 +788,61 @@ static void high_priority_demand_runs_before_lower_ready_work(void)
     stop(s);
 }
 
+/* Wait (bounded) until `name`'s stage `stage` was recorded. */
+static int recorded(char stage, const char *name)
+{
+    for (int i = 0; i < 5000 && event_index(stage, name) < 0; i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    return event_index(stage, name) >= 0;
+}
+
+/* Short tasks are taken several per hold of the scheduler lock, but a
+ * batch never mixes keys. Twenty low-priority parses are ready, then a
+ * demanded file's, while a parse holds the one CPU worker: once it is
+ * free, the demanded file's whole chain (parse, Analysis, Artifact) runs
+ * before any of the twenty, as it would one task at a time -- its
+ * Analysis and Artifact become ready only after twenty parses were. */
+static void batched_short_tasks_keep_priority_order(void)
+{
+    for (int i = 0; i < 20; i++) {
+        snprintf(many_names[i], sizeof many_names[i], "q%02d.c", i);
+        many[i] = (mem_file){many_names[i], "int q;\n"};
+    }
+    many[20] = (mem_file){"hot.c", "int hot;\n"};
+    many[21] = (mem_file){"hold.c", "int hold;\n"};
+    many[22] = (mem_file){NULL, NULL};
+    vsched *s = start(many, 1);
+    gate_arm('S', "hold.c");
+    vsched_handle *hold = submit(s, "hold.c", VSCHED_STAGE_SOURCE, 0);
+    gate_wait_entered();
+    vsched_request low[20];
+    for (int i = 0; i < 20; i++)
+        low[i] = REQ(many_names[i], VSCHED_STAGE_ARTIFACT, 0);
+    vsched_batch *b = NULL;
+    CU_ASSERT_FATAL(vsched_submit_batch_atomic(s, low, 20, &b) == 0);
+    for (int i = 0; i < 20; i++)
+        CU_ASSERT_FATAL(recorded('L', many_names[i]));
+    vsched_request hot = REQ("hot.c", VSCHED_STAGE_ARTIFACT, 9);
+    vsched_handle *h = NULL;
+    CU_ASSERT_FATAL(vsched_submit_request(s, &hot, &h) == 0);
+    CU_ASSERT_FATAL(recorded('L', "hot.c"));
+    gate_release();
+    CU_ASSERT_EQUAL(vsched_wait(h, NULL), 0);
+    CU_ASSERT_EQUAL(vsched_wait_batch(b, NULL), 0);
+    CU_ASSERT_EQUAL(vsched_wait(hold, NULL), 0);
+    long hot_art = event_index('R', "hot.c");
+    CU_ASSERT(event_index('S', "hot.c") < event_index('A', "hot.c"));
+    CU_ASSERT(event_index('A', "hot.c") < hot_art);
+    for (int i = 0; i < 20; i++)
+        CU_ASSERT(hot_art < event_index('S', many_names[i]));
+    vsched_handle_release(h);
+    vsched_handle_release(hold);
+    vsched_batch_release(b);
+    stop(s);
+}
+
 /* Equal priority, known durations: the longest Artifact starts first, and
  * its weight reaches its upstream (Source, Analysis), so its whole chain
  * overtakes shorter work queued before it. */
@@ -865,6 +920,8 @@ static const vr_cu_test tests[] = {
      cpu_worker_that_waits_runs_ready_work_itself},
     {"high_priority_demand_runs_before_lower_ready_work",
      high_priority_demand_runs_before_lower_ready_work},
+    {"batched_short_tasks_keep_priority_order",
+     batched_short_tasks_keep_priority_order},
     {"longest_expected_work_starts_first_among_equal_priority",
      longest_expected_work_starts_first_among_equal_priority},
     {NULL, NULL},
