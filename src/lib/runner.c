@@ -40,9 +40,13 @@ static vsched_pool *pool_of(vsched *s, int q)
     return q == VSCHED__Q_IO ? s->opts.io_pool : s->opts.cpu_pool;
 }
 
-int vsched__io_gated(const vsched *s)
+/* Gated at `limit` loaded Sources waiting: a running I/O runner stops
+ * taking loads at the read-ahead; a new one starts only once the window
+ * drained to half of it, so the I/O threads take loads in runs instead of
+ * being woken for each slot a parse frees. */
+static int io_gated_at(const vsched *s, size_t limit)
 {
-    if (s->loaded_waiting < s->readahead)
+    if (s->loaded_waiting < limit)
         return 0;
     const vsched__rq *cpu = &s->graph.ready[VSCHED__Q_CPU];
     const vsched__rq *io = &s->graph.ready[VSCHED__Q_IO];
@@ -54,9 +58,19 @@ int vsched__io_gated(const vsched *s)
     return 1;
 }
 
+int vsched__io_gated(const vsched *s)
+{
+    return io_gated_at(s, s->readahead);
+}
+
+static size_t io_restart(const vsched *s)
+{
+    return s->readahead / 2;
+}
+
 void vsched__loaded_taken(vsched *s)
 {
-    if (s->loaded_waiting-- == s->readahead)
+    if (s->loaded_waiting-- == io_restart(s))
         vsched__kick(s);
 }
 
@@ -68,7 +82,8 @@ void vsched__kick(vsched *s)
         /* Runners not busy running a task will take ready work; start more
          * while the ready work outnumbers them, up to the pool's size. */
         size_t ready = vsched__ready_count(&s->graph, q);
-        if (q == VSCHED__Q_IO && ready > 0 && vsched__io_gated(s))
+        if (q == VSCHED__Q_IO && ready > 0 &&
+            io_gated_at(s, s->runners[q] > 0 ? s->readahead : io_restart(s)))
             ready = 0;
         while (s->runners[q] < s->runner_limit[q] &&
                s->runners[q] - s->busy[q] < ready) {
