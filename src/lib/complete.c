@@ -159,7 +159,7 @@ static int complete_one(vsched *s, vsched__task *t, vsched__pass *p)
         atomic_fetch_add(&s->stage_runs[stage], 1);
     if (n->state != VSCHED__RUNNING || !identity_current(n)) {
         atomic_fetch_add(&s->stale_refusals, 1);
-        vsched__task_free(s, t);
+        vsched__task_retire(s, t, p);
         return 1;
     }
     if (t->status == VSCHED_OK && n->kind == VSCHED__K_SOURCE &&
@@ -176,7 +176,7 @@ static int complete_one(vsched *s, vsched__task *t, vsched__pass *p)
     int st = t->status;
     if (st == VSCHED_OK && !vsched__inputs_current(s, n, t, p)) {
         atomic_fetch_add(&s->stale_refusals, 1);
-        vsched__task_free(s, t);
+        vsched__task_retire(s, t, p);
         return 1;
     }
     if (st == VSCHED_OK && n->kind == VSCHED__K_SOURCE)
@@ -190,7 +190,7 @@ static int complete_one(vsched *s, vsched__task *t, vsched__pass *p)
         vsched__node_fail(s, n, st, msg, NULL, t->diags, t->n_diags, -1, p);
         t->diags = NULL;
         t->n_diags = 0;
-        vsched__task_free(s, t);
+        vsched__task_retire(s, t, p);
         return 0;
     }
     vsched__file *f = n->file;
@@ -200,7 +200,7 @@ static int complete_one(vsched *s, vsched__task *t, vsched__pass *p)
         f->unit_hash = n->unit->hash;
         take_diags(n, t);
         vsched__unit_hold(s, n, p);
-        vsched__task_free(s, t);
+        vsched__task_retire(s, t, p);
         return 0;
     }
     if (n->kind == VSCHED__K_ANALYSIS) {
@@ -217,7 +217,7 @@ static int complete_one(vsched *s, vsched__task *t, vsched__pass *p)
     }
     take_diags(n, t);
     vsched__node_done(s, n, p);
-    vsched__task_free(s, t);
+    vsched__task_retire(s, t, p);
     return 0;
 }
 

@@ -203,6 +203,11 @@ typedef struct vsched__pass {
     size_t n_events, cap_events;
     vsched__snap *dead; /* snapshots to free through the executor */
     int wake_dag;       /* node waiters and blocked submitters */
+    /* Tasks whose completion was integrated: their memory is released
+     * after the unlock (spent), and they go back to the scheduler's free
+     * list at this thread's next hold of the lock (clean), or are freed
+     * with the pass. */
+    struct vsched__task *spent, *clean;
 } vsched__pass;
 
 /* The argument of a runner task: its scheduler and queue. */
@@ -441,6 +446,14 @@ VSCHED__HIDDEN void vsched__pump_until(vsched *s, const void *addr,
 /* The task of a file-stage node starting now (inputs read here). */
 VSCHED__HIDDEN vsched__task *vsched__task_for(vsched *s, vsched__node *n);
 VSCHED__HIDDEN void vsched__task_free(vsched *s, vsched__task *t);
+/* The same for a completed task, in two halves: its node reference now
+ * (lock held), the rest after the unlock (vsched__pass_run scrubs p's
+ * spent tasks); vsched__tasks_recycle (lock held) returns the scrubbed
+ * ones to the free list. */
+VSCHED__HIDDEN void vsched__task_retire(vsched *s, vsched__task *t,
+                                        vsched__pass *p);
+VSCHED__HIDDEN void vsched__tasks_scrub(vsched *s, vsched__pass *p);
+VSCHED__HIDDEN void vsched__tasks_recycle(vsched *s, vsched__pass *p);
 
 /* ---- stages.c: task bodies (no lock) ------------------------------------ */
 VSCHED__HIDDEN void vsched__task_execute(vsched__task *t);

@@ -135,10 +135,16 @@ void vsched__pass_run(vsched *s, vsched__pass *p)
     vsched__snap *dead = p->dead;
     p->dead = NULL;
     vsched__snaps_free(s, dead);
+    vsched__tasks_scrub(s, p);
 }
 
 void vsched__pass_free(vsched__pass *p)
 {
+    while (p->clean != NULL) {
+        vsched__task *t = p->clean;
+        p->clean = t->next_free;
+        free(t);
+    }
     free(p->fin);
     free(p->joins);
     free(p->events);

@@ -150,7 +150,7 @@ static vsched__task *take_ready(vsched *s, int q, vsched__pass *p,
 static int pass_empty(const vsched__pass *p)
 {
     return p->n_fin == 0 && p->n_joins == 0 && p->n_events == 0 &&
-           p->dead == NULL && !p->wake_dag;
+           p->dead == NULL && !p->wake_dag && p->spent == NULL;
 }
 
 /* Batches. A runner whose tasks run shorter than RUNNER_BATCH_NS on
@@ -228,6 +228,7 @@ static void runner_main(void *arg)
         uint64_t spent = vsched__now_ns() - t0;
         want = spent < n * RUNNER_BATCH_NS ? RUNNER_BATCH : 1;
         vsched__lock(s);
+        vsched__tasks_recycle(s, &p);
         s->busy[q]--;
     }
     vsched__unlock_run(s, &p);
@@ -247,6 +248,7 @@ void vsched__pump_until(vsched *s, const void *addr, const atomic_int *flag)
         if (t != NULL) {
             vsched__task_execute(t);
             vsched__lock(s);
+            vsched__tasks_recycle(s, &p);
             vsched__inbox_absorb(s, &p);
             vsched__complete(s, t, &p);
             continue;
@@ -256,6 +258,7 @@ void vsched__pump_until(vsched *s, const void *addr, const atomic_int *flag)
         if (!vsched__pool_run_one(s->opts.cpu_pool))
             vsched__park_until_ms(addr, flag, 1);
         vsched__lock(s);
+        vsched__tasks_recycle(s, &p);
     }
     vsched__unlock_run(s, &p);
     atomic_fetch_sub(&s->inside, 1); /* the last touch of s */

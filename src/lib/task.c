@@ -49,10 +49,10 @@ static void free_strv(char **v, size_t n)
     free(v);
 }
 
-void vsched__task_free(vsched *s, vsched__task *t)
+/* Drop everything t holds but its node: no scheduler state is touched,
+ * so it runs with or without the lock. */
+static void task_scrub(vsched *s, vsched__task *t)
 {
-    if (t == NULL)
-        return;
     if (t->new_snapshot != NULL) {
         /* Parsed, never integrated: the snapshot goes back to the
          * executor (after the unlock, through the dead list). */
@@ -80,10 +80,47 @@ void vsched__task_free(vsched *s, vsched__task *t)
     free(t->artifact_path);
     free(t->message);
     vsched__job_in_free(t->job);
+}
+
+void vsched__task_free(vsched *s, vsched__task *t)
+{
+    if (t == NULL)
+        return;
+    task_scrub(s, t);
     if (t->node != NULL)
         vsched__node_unref(s, t->node);
     t->next_free = s->task_free;
     s->task_free = t;
+}
+
+void vsched__task_retire(vsched *s, vsched__task *t, vsched__pass *p)
+{
+    if (t->node != NULL)
+        vsched__node_unref(s, t->node);
+    t->node = NULL;
+    t->next_free = p->spent;
+    p->spent = t;
+}
+
+void vsched__tasks_scrub(vsched *s, vsched__pass *p)
+{
+    while (p->spent != NULL) {
+        vsched__task *t = p->spent;
+        p->spent = t->next_free;
+        task_scrub(s, t);
+        t->next_free = p->clean;
+        p->clean = t;
+    }
+}
+
+void vsched__tasks_recycle(vsched *s, vsched__pass *p)
+{
+    while (p->clean != NULL) {
+        vsched__task *t = p->clean;
+        p->clean = t->next_free;
+        t->next_free = s->task_free;
+        s->task_free = t;
+    }
 }
 
 /* Analysis: each blocker's analysis hash, and the node it came from; for
