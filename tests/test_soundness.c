@@ -1721,6 +1721,52 @@ static void loads_run_ahead_of_parsing_by_a_bounded_window(void)
     sw_stop(&w);
 }
 
+/* The window fills however the loads arrive: submitted one at a time,
+ * each after the one before was loaded (so the I/O runner runs dry in
+ * between), with the CPU thread held in the first parse, loads go on until
+ * the window is full -- no fewer. */
+static void loads_fill_the_window_when_submitted_one_at_a_time(void)
+{
+    atomic_store(&ra_loads, 0);
+    sw_world w;
+    sw_options o = {.cpu_threads = 1,
+                    .io_threads = 1,
+                    .content_of = ra_content,
+                    .task_observer = ra_observe};
+    sw_start(&w, &o);
+    enum {
+        N = 100
+    };
+    char name[32];
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof name, "S:f%04d.c", i);
+        sw_arm(name);
+    }
+    static vsched_handle *h[N];
+    int waiting = 1;
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof name, "f%04d.c", i);
+        h[i] = sw_submit(w.s, name, VSCHED_STAGE_SOURCE, 0);
+        for (int k = 0; waiting && atomic_load(&ra_loads) < (unsigned)i + 1;
+             k++) {
+            if (k == 100)
+                waiting = 0; /* held back: the rest are just submitted */
+            sw_sleep_ms(2);
+        }
+    }
+    unsigned held = ra_settled_loads();
+    /* The window of 64 and the parse holding the CPU thread. */
+    CU_ASSERT(held >= 64 + 1);
+    CU_ASSERT(held <= 64 + 2);
+    sw_reset_gates();
+    for (int i = 0; i < N; i++) {
+        CU_ASSERT_EQUAL(wait_for(h[i], NULL), 0);
+        vsched_handle_release(h[i]);
+    }
+    CU_ASSERT_EQUAL(atomic_load(&ra_loads), N);
+    sw_stop(&w);
+}
+
 static const vr_cu_test tests[] = {
     {"dedupe_collapse_that_closes_a_cycle_is_refused",
      dedupe_collapse_that_closes_a_cycle_is_refused},
@@ -1794,6 +1840,8 @@ static const vr_cu_test tests[] = {
      dedupe_hook_is_probed_for_a_request_too},
     {"loads_run_ahead_of_parsing_by_a_bounded_window",
      loads_run_ahead_of_parsing_by_a_bounded_window},
+    {"loads_fill_the_window_when_submitted_one_at_a_time",
+     loads_fill_the_window_when_submitted_one_at_a_time},
     {NULL, NULL},
 };
 

@@ -251,6 +251,9 @@ struct vsched {
      * taking loads at `readahead` (vsched__io_gated). */
     size_t loaded_waiting;
     size_t readahead;
+    /* The I/O runners stopped at the window (not for want of loads): a
+     * new one starts only once it drained to half (runner.c). */
+    unsigned io_held : 1;
     vsched__runner_arg runner_args[2];
     atomic_int repump; /* a pool refused work: the driver retries */
     /* vsched_cancel calls so far: advanced (and cancel_reason replaced)

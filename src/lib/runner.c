@@ -41,9 +41,11 @@ static vsched_pool *pool_of(vsched *s, int q)
 }
 
 /* Gated at `limit` loaded Sources waiting: a running I/O runner stops
- * taking loads at the read-ahead; a new one starts only once the window
- * drained to half of it, so the I/O threads take loads in runs instead of
- * being woken for each slot a parse frees. */
+ * taking loads at the read-ahead; once the runners stopped there
+ * (io_held), a new one starts only when the window drained to half of
+ * it, so the I/O threads take loads in runs instead of being woken for
+ * each slot a parse frees. Runners that stopped for want of loads are
+ * started again at once by the next load (the window is not full). */
 static int io_gated_at(const vsched *s, size_t limit)
 {
     if (s->loaded_waiting < limit)
@@ -83,7 +85,8 @@ void vsched__kick(vsched *s)
          * while the ready work outnumbers them, up to the pool's size. */
         size_t ready = vsched__ready_count(&s->graph, q);
         if (q == VSCHED__Q_IO && ready > 0 &&
-            io_gated_at(s, s->runners[q] > 0 ? s->readahead : io_restart(s)))
+            io_gated_at(s, s->runners[q] == 0 && s->io_held ? io_restart(s)
+                                                            : s->readahead))
             ready = 0;
         while (s->runners[q] < s->runner_limit[q] &&
                s->runners[q] - s->busy[q] < ready) {
@@ -96,6 +99,8 @@ void vsched__kick(vsched *s)
                 break;
             }
             s->runners[q]++;
+            if (q == VSCHED__Q_IO)
+                s->io_held = 0;
         }
     }
 }
@@ -105,8 +110,10 @@ void vsched__kick(vsched *s)
 static vsched__task *take_ready(vsched *s, int q, vsched__pass *p,
                                 const vsched__rqkey *only)
 {
-    if (q == VSCHED__Q_IO && vsched__io_gated(s))
+    if (q == VSCHED__Q_IO && vsched__io_gated(s)) {
+        s->io_held = 1;
         return NULL; /* taken up again by vsched__loaded_taken's kick */
+    }
     for (;;) {
         vsched__node *n = vsched__pop_ready(s, q, only);
         if (n == NULL)
