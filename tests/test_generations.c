@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <vsched/vsched.h>
 
@@ -800,7 +801,7 @@ static int recorded(char stage, const char *name)
 
 /* Short tasks are taken several per hold of the scheduler lock, but a
  * batch never mixes keys. Twenty low-priority parses are ready, then a
- * demanded file's, while a parse holds the one CPU worker: once it is
+ * demanded file's, while an Analysis holds the one CPU worker: once it is
  * free, the demanded file's whole chain (parse, Analysis, Artifact) runs
  * before any of the twenty, as it would one task at a time -- its
  * Analysis and Artifact become ready only after twenty parses were. */
@@ -814,8 +815,10 @@ static void batched_short_tasks_keep_priority_order(void)
     many[21] = (mem_file){"hold.c", "int hold;\n"};
     many[22] = (mem_file){NULL, NULL};
     vsched *s = start(many, 1);
-    gate_arm('S', "hold.c");
-    vsched_handle *hold = submit(s, "hold.c", VSCHED_STAGE_SOURCE, 0);
+    /* hold.c's parse makes parses known to be short; its Analysis holds
+     * the worker. */
+    gate_arm('A', "hold.c");
+    vsched_handle *hold = submit(s, "hold.c", VSCHED_STAGE_ANALYSIS, 0);
     gate_wait_entered();
     vsched_request low[20];
     for (int i = 0; i < 20; i++)
@@ -839,6 +842,75 @@ static void batched_short_tasks_keep_priority_order(void)
         CU_ASSERT(hot_art < event_index('S', many_names[i]));
     vsched_handle_release(h);
     vsched_handle_release(hold);
+    vsched_batch_release(b);
+    stop(s);
+}
+
+/* A task of a batch that waits: a.c's Analysis waits (vsched_wait from
+ * inside the stage) for b.c's, taken into the same batch after it, on the
+ * only CPU worker. The waiting worker runs the rest of its batch, so both
+ * finish; a pump that looked only at the ready queue would wait forever. */
+static vsched_handle *wait_target;
+
+static void wait_hook(char stage, const char *name, const vsched_ctx *ctx)
+{
+    gate_hook(stage, name, ctx);
+    if (stage == 'A' && strcmp(name, "a.c") == 0 && wait_target != NULL)
+        CU_ASSERT_EQUAL(vsched_wait(wait_target, NULL), 0);
+}
+
+static void a_batched_task_that_waits_runs_the_rest_of_its_batch(void)
+{
+    for (int i = 0; i < 3; i++) {
+        snprintf(many_names[i], sizeof many_names[i], "w%d.c", i);
+        many[i] = (mem_file){many_names[i], "int w;\n"};
+    }
+    many[3] = (mem_file){"a.c", "int a;\n"};
+    many[4] = (mem_file){"b.c", "int b;\n"};
+    many[5] = (mem_file){"g.c", "int g;\n"};
+    many[6] = (mem_file){NULL, NULL};
+    vsched *s = start(many, 1);
+    /* Parses and Analyses known to be short. */
+    for (int i = 0; i < 3; i++) {
+        vsched_handle *w = submit(s, many_names[i], VSCHED_STAGE_ANALYSIS, 0);
+        CU_ASSERT_EQUAL(vsched_wait(w, NULL), 0);
+        vsched_handle_release(w);
+    }
+    /* g.c's Artifact holds the worker while a.c and b.c are loaded. */
+    gate_arm('R', "g.c");
+    stage_hook = wait_hook;
+    vsched_handle *hg = submit(s, "g.c", VSCHED_STAGE_ARTIFACT, 0);
+    gate_wait_entered();
+    vsched_request both[2] = {REQ("a.c", VSCHED_STAGE_ANALYSIS, 0),
+                              REQ("b.c", VSCHED_STAGE_ANALYSIS, 0)};
+    vsched_batch *b = NULL;
+    CU_ASSERT_FATAL(vsched_submit_batch_atomic(s, both, 2, &b) == 0);
+    wait_target = submit(s, "b.c", VSCHED_STAGE_ANALYSIS, 0);
+    CU_ASSERT_FATAL(recorded('L', "a.c") && recorded('L', "b.c"));
+    gate_release();
+    vsched_handle *ha = submit(s, "a.c", VSCHED_STAGE_ANALYSIS, 0);
+    int done = 0;
+    for (int i = 0; i < 10000 && !done; i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+        done = vsched__test_handle_done(ha);
+    }
+    if (!done) {
+        /* The worker is stuck for good: fail now rather than hang. */
+        fprintf(stderr, "a.c's Analysis never finished: its worker waits "
+                        "on work of its own batch\n");
+        _exit(1);
+    }
+    CU_ASSERT_EQUAL(vsched_wait(ha, NULL), 0);
+    CU_ASSERT_EQUAL(vsched_wait_batch(b, NULL), 0);
+    CU_ASSERT_EQUAL(vsched_wait(hg, NULL), 0);
+    /* b.c's Analysis ran while a.c's waited (the world records a stage
+     * after its hook returns). */
+    CU_ASSERT(event_index('A', "b.c") < event_index('A', "a.c"));
+    vsched_handle_release(ha);
+    vsched_handle_release(hg);
+    vsched_handle_release(wait_target);
+    wait_target = NULL;
     vsched_batch_release(b);
     stop(s);
 }
@@ -922,6 +994,8 @@ static const vr_cu_test tests[] = {
      high_priority_demand_runs_before_lower_ready_work},
     {"batched_short_tasks_keep_priority_order",
      batched_short_tasks_keep_priority_order},
+    {"a_batched_task_that_waits_runs_the_rest_of_its_batch",
+     a_batched_task_that_waits_runs_the_rest_of_its_batch},
     {"longest_expected_work_starts_first_among_equal_priority",
      longest_expected_work_starts_first_among_equal_priority},
     {NULL, NULL},

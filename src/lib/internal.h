@@ -137,6 +137,8 @@ typedef struct vsched__task {
     /* When and where it ran: set only with a task observer (its event). */
     uint64_t started_ns, finished_ns;
     int8_t pool_kind, worker;     /* the thread that ran it (pool.c) */
+    int8_t step;                  /* its step, as it ran (runner.c) */
+    uint64_t ran_ns;              /* how long it ran (runner.c) */
     struct vsched__needset *held; /* stage resources it holds (stage_res.c) */
 
     vsched_job_in *job; /* jobs: the op's input (owned) */
@@ -254,6 +256,10 @@ struct vsched {
     /* The I/O runners stopped at the window (not for want of loads): a
      * new one starts only once it drained to half (runner.c). */
     unsigned io_held : 1;
+    /* How long tasks of each step (runner.c: load, parse, Analysis,
+     * Artifact, job) run: a moving average in nanoseconds, which decides
+     * whether runners take them in batches (runner.c). */
+    uint64_t step_ns[5];
     vsched__runner_arg runner_args[2];
     atomic_int repump; /* a pool refused work: the driver retries */
     /* vsched_cancel calls so far: advanced (and cancel_reason replaced)

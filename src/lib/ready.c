@@ -172,6 +172,14 @@ int vsched__rq_top_key(const vsched__rq *q, vsched__rqkey *key)
     return 1;
 }
 
+struct vsched__node *vsched__rq_peek(const vsched__rq *q)
+{
+    if (q->heap_n == 0)
+        return NULL;
+    const vsched__bucket *b = q->heap[0];
+    return b->ring[b->head].node;
+}
+
 int vsched__rq_pop(vsched__rq *q, vsched__entry *out)
 {
     if (q->heap_n == 0)

@@ -71,6 +71,8 @@ typedef struct vsched__rqkey {
 
 /* The key of the best bucket (a hint, as above); 0 when empty. */
 int vsched__rq_top_key(const vsched__rq *q, vsched__rqkey *key);
+/* The node of the first entry of the best bucket (maybe stale), or NULL. */
+struct vsched__node *vsched__rq_peek(const vsched__rq *q);
 /* Take the first entry of the best bucket; 0 when empty. */
 int vsched__rq_pop(vsched__rq *q, vsched__entry *out);
 

@@ -160,10 +160,13 @@ static int pass_empty(const vsched__pass *p)
            p->dead == NULL && !p->wake_dag && p->spent == NULL;
 }
 
-/* Batches. A runner whose tasks run shorter than RUNNER_BATCH_NS on
- * average takes up to RUNNER_BATCH of them under one hold of the lock and
- * integrates their completions under the next: work that short costs less
- * than the lock round trip it would otherwise pay per task.
+/* Batches. Steps whose tasks run shorter than RUNNER_BATCH_NS on average
+ * (a moving average per step: load, parse, Analysis, Artifact, job) are
+ * taken up to RUNNER_BATCH under one hold of the lock, and their
+ * completions integrated under the next: work that short costs less than
+ * the lock round trip it would otherwise pay per task. A step of unknown
+ * or longer duration (a compile) is taken one task at a time, so the
+ * pool's threads share it out as it becomes ready.
  *
  * Order is kept. A batch holds only nodes of the first one's key
  * (priority, weight class), taken in queue order; what their completions
@@ -171,20 +174,80 @@ static int pass_empty(const vsched__pass *p)
  * its upstream's) and would queue behind the rest of that key anyway. So
  * the nodes of a batch start in the order single takes would start them;
  * only a submission arriving meanwhile waits for the batch (well under a
- * millisecond). Longer work is taken one task at a time. A batch also
- * leaves enough ready work of its queue for each other runner, and a batch
- * of loads stays inside the read-ahead window. */
+ * millisecond). A batch also leaves enough ready work of its queue for
+ * each other runner, and a batch of loads stays inside the read-ahead
+ * window.
+ *
+ * Liveness. A task of a batch that waits (vsched_wait from inside a
+ * stage) may wait for work taken into the same batch after it: the pump
+ * of a waiting worker (vsched__pump_until) runs the rest of its thread's
+ * batch first, so nothing taken waits behind its own waiter. */
 #define RUNNER_BATCH 8
 #define RUNNER_BATCH_NS 20000u
 
-static int take_more(const vsched *s, int q, size_t taken, size_t want)
+/* The batch a thread is running (innermost first), for the pump. */
+typedef struct runner_batch {
+    vsched *s;
+    vsched__task **t; /* entries run by the pump are set to NULL */
+    size_t n, next;   /* next: the first not yet started */
+    struct runner_batch *outer;
+} runner_batch;
+
+static _Thread_local runner_batch *running_batch;
+
+static int step_of(const vsched__node *n, int phase)
 {
-    if (taken >= want ||
+    if (n->job != NULL)
+        return 4;
+    if (n->kind == VSCHED__K_SOURCE)
+        return phase ? 1 : 0;
+    return n->kind == VSCHED__K_ANALYSIS ? 2 : 3;
+}
+
+/* Run t, timing it for its step's average: *clock is when it starts (a
+ * batch's tasks run back to back, so one reading ends one and starts the
+ * next); it becomes when it ended. */
+static void run_timed(vsched__task *t, uint64_t *clock)
+{
+    t->step = (int8_t)step_of(t->node, t->phase);
+    vsched__task_execute(t);
+    uint64_t end = vsched__now_ns();
+    t->ran_ns = end - *clock + 1;
+    *clock = end;
+}
+
+/* Lock held: t's run counts in its step's average. */
+static void note_run(vsched *s, const vsched__task *t)
+{
+    uint64_t *avg = &s->step_ns[t->step];
+    if (*avg == 0)
+        *avg = t->ran_ns;
+    else
+        *avg = *avg - *avg / 8 + t->ran_ns / 8;
+}
+
+static int short_step(const vsched *s, const vsched__node *n)
+{
+    uint64_t avg = s->step_ns[step_of(n, n->phase)];
+    return avg != 0 && avg < RUNNER_BATCH_NS;
+}
+
+static int take_more(const vsched *s, int q, size_t taken)
+{
+    const vsched__node *next = vsched__rq_peek(&s->graph.ready[q]);
+    if (taken >= RUNNER_BATCH || next == NULL || !short_step(s, next) ||
         vsched__ready_count(&s->graph, q) < s->runner_limit[q])
         return 0;
     /* Loads of a batch count against the read-ahead window before they
      * complete. */
     return q != VSCHED__Q_IO || s->loaded_waiting + taken < s->readahead;
+}
+
+/* Complete t (lock held). */
+static void integrate(vsched *s, vsched__task *t, vsched__pass *p)
+{
+    note_run(s, t);
+    vsched__complete(s, t, p);
 }
 
 static void runner_main(void *arg)
@@ -194,7 +257,7 @@ static void runner_main(void *arg)
     int q = ra->q;
     vsched__pass p = {0};
     vsched__task *batch[RUNNER_BATCH];
-    size_t n = 0, want = 1;
+    size_t n = 0;
     unsigned budget = RUNNER_BUDGET;
     vsched__lock(s);
     for (;;) {
@@ -203,12 +266,13 @@ static void runner_main(void *arg)
              * before they are integrated. */
             vsched__inbox_absorb(s, &p);
             for (size_t i = 0; i < n; i++)
-                vsched__complete(s, batch[i], &p);
+                if (batch[i] != NULL)
+                    integrate(s, batch[i], &p);
             n = 0;
         }
         vsched__rqkey key;
         while (!atomic_load(&s->stopping) && budget > 0 &&
-               (n == 0 || take_more(s, q, n, want))) {
+               (n == 0 || take_more(s, q, n))) {
             vsched__task *t = take_ready(s, q, &p, n > 0 ? &key : NULL);
             if (t == NULL)
                 break;
@@ -229,11 +293,12 @@ static void runner_main(void *arg)
         vsched__unlock(s, &p);
         if (!pass_empty(&p))
             vsched__pass_run(s, &p);
-        uint64_t t0 = vsched__now_ns();
-        for (size_t i = 0; i < n; i++)
-            vsched__task_execute(batch[i]);
-        uint64_t spent = vsched__now_ns() - t0;
-        want = spent < n * RUNNER_BATCH_NS ? RUNNER_BATCH : 1;
+        runner_batch rb = {s, batch, n, 0, running_batch};
+        running_batch = &rb;
+        uint64_t clock = vsched__now_ns();
+        while (rb.next < rb.n) /* a task that waits may run the rest */
+            run_timed(batch[rb.next++], &clock);
+        running_batch = rb.outer;
         vsched__lock(s);
         vsched__tasks_recycle(s, &p);
         s->busy[q]--;
@@ -242,8 +307,28 @@ static void runner_main(void *arg)
     atomic_fetch_sub(&s->inside, 1); /* the last touch of s */
 }
 
+/* Run and integrate what this thread's batch has not started yet (no
+ * lock held). */
+static void drain_batch(void)
+{
+    runner_batch *rb = running_batch;
+    while (rb != NULL && rb->next < rb->n) {
+        vsched__task *t = rb->t[rb->next];
+        rb->t[rb->next++] = NULL; /* integrated here, not by the runner */
+        uint64_t clock = vsched__now_ns();
+        run_timed(t, &clock);
+        vsched__pass p = {0};
+        vsched__lock(rb->s);
+        vsched__inbox_absorb(rb->s, &p);
+        integrate(rb->s, t, &p);
+        vsched__kick(rb->s);
+        vsched__unlock_run(rb->s, &p);
+    }
+}
+
 void vsched__pump_until(vsched *s, const void *addr, const atomic_int *flag)
 {
+    drain_batch();
     vsched__pass p = {0};
     atomic_fetch_add(&s->inside, 1);
     vsched__lock(s);
@@ -253,11 +338,12 @@ void vsched__pump_until(vsched *s, const void *addr, const atomic_int *flag)
         vsched__unlock(s, &p);
         vsched__pass_run(s, &p);
         if (t != NULL) {
-            vsched__task_execute(t);
+            uint64_t clock = vsched__now_ns();
+            run_timed(t, &clock);
             vsched__lock(s);
             vsched__tasks_recycle(s, &p);
             vsched__inbox_absorb(s, &p);
-            vsched__complete(s, t, &p);
+            integrate(s, t, &p);
             continue;
         }
         /* Nothing ready: work already handed to our pool, else a short
