@@ -68,10 +68,21 @@ start_watch() {
     _s=$1
     shift
     : >"$_s/compiles"
+    watch_out_fresh "$_s"
     "$top_builddir/vsched-run" --config "$_s/b.ini" --watch \
         --report "$_s/watch.json" "$@" >"$_s/watch.out" 2>&1 &
     WATCH_PID=$!
     wait_for "the watch starts" grep -q '^vsched-run: watching' "$_s/watch.out"
+}
+
+# watch_out_fresh DIR: empty DIR/watch.out here, before a watch is started
+# in the background. The `>` of a background command truncates the file
+# in the forked child, which a loaded machine may run only after the
+# caller's first look: that look would find the previous watch's banner
+# and go on while the new one has not even started (a FAIL of the next
+# check, then of every check that waits on this watch).
+watch_out_fresh() {
+    : >"$1/watch.out"
 }
 
 # stop_watch: SIGINT, and its exit status in WATCH_RC.
