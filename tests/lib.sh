@@ -7,7 +7,11 @@ vsched_run() { timeout 120 "$top_builddir/vsched-run" "$@"; }
 passed=0
 failed=0
 
-fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+fail() {
+    echo "FAIL: $*"
+    failed=$((failed + 1))
+    scratch_gone_note
+}
 pass() { echo "PASS: $*"; passed=$((passed + 1)); }
 
 # check NAME COND...: run the condition, count the result.
@@ -20,10 +24,24 @@ check() {
 # VSCHED_TEST_KEEP is set: for looking at a failure).
 scratch() {
     SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/vsched-test.XXXXXX")
+    scratch_made=$(date '+%H:%M:%S.%N')
     if [ -n "${VSCHED_TEST_KEEP:-}" ]; then
         echo "scratch directory kept: $SCRATCH"
     else
         trap 'rm -rf "$SCRATCH"' EXIT
+    fi
+}
+
+# scratch_gone_note: at the first failure after the scratch directory
+# vanished (nothing but the EXIT trap may remove it), say so and show
+# what ran at that moment: every later failure is that one's echo.
+scratch_gone_note() {
+    if [ -n "${SCRATCH:-}" ] && [ ! -d "$SCRATCH" ] &&
+        [ -z "${scratch_gone_noted:-}" ]; then
+        scratch_gone_noted=1
+        echo "FAIL: the scratch directory $SCRATCH is gone (made by this test at ${scratch_made:-its start}, kept until its exit); the processes at this moment:"
+        ps -eo pid,ppid,pgid,etimes,args 2>&1 | sed 's/^/    | /'
+        failed=$((failed + 1))
     fi
 }
 

@@ -68,15 +68,41 @@ start_watch() {
     _s=$1
     shift
     : >"$_s/compiles"
+    watch_out_fresh "$_s"
     "$top_builddir/vsched-run" --config "$_s/b.ini" --watch \
         --report "$_s/watch.json" "$@" >"$_s/watch.out" 2>&1 &
     WATCH_PID=$!
     wait_for "the watch starts" grep -q '^vsched-run: watching' "$_s/watch.out"
 }
 
+# watch_out_fresh DIR: empty DIR/watch.out here, before a watch is started
+# in the background. The `>` of a background command truncates the file
+# in the forked child, which a loaded machine may run only after the
+# caller's first look: that look would find the previous watch's banner
+# and go on while the new one has not even started (a FAIL of the next
+# check, then of every check that waits on this watch).
+watch_out_fresh() {
+    : >"$1/watch.out"
+}
+
+# watch_running: WATCH_PID is still this shell's child and not a zombie.
+# Once it has ended, the shell may reap it at any moment (bash does at
+# once) and its pid can be another process's by the next look: a bare
+# `kill -0` could then wait on, and a `kill` signal, some other test's
+# process.
+watch_running() {
+    _st=$(ps -o ppid=,stat= -p "$WATCH_PID" 2>/dev/null) || return 1
+    set -- $_st
+    [ "${1:-}" = "$$" ] && [ -n "${2:-}" ] && [ "${2#Z}" = "$2" ]
+}
+
+watch_ended() {
+    ! watch_running
+}
+
 # stop_watch: SIGINT, and its exit status in WATCH_RC.
 stop_watch() {
-    kill -INT "$WATCH_PID" 2>/dev/null
+    watch_running && kill -INT "$WATCH_PID" 2>/dev/null
     end_watch
     cat "$_s/watch.out" >>"$_s/watch.all" # kept for a look at a failure
 }
@@ -85,9 +111,8 @@ stop_watch() {
 # killed: WATCH_RC 137); its exit status in WATCH_RC. (No `timeout`
 # wrapper around the process: the signals go to vsched-run itself.)
 end_watch() {
-    if ! wait_for "the watch ends" sh -c "! kill -0 $WATCH_PID 2>/dev/null ||
-            ps -o stat= -p $WATCH_PID | grep -q Z"; then
-        kill -KILL "$WATCH_PID" 2>/dev/null
+    if ! wait_for "the watch ends" watch_ended; then
+        watch_running && kill -KILL "$WATCH_PID" 2>/dev/null
     fi
     wait "$WATCH_PID"
     WATCH_RC=$?

@@ -65,6 +65,7 @@ limited() {
     _n=$2
     shift 2
     : >"$S/compiles"
+    watch_out_fresh "$S"
     unshare -U -r sh -c "echo $_n >/proc/sys/user/max_inotify_$_what && exec \"\$0\" \"\$@\"" \
         "$top_builddir/vsched-run" --config "$S/b.ini" --watch \
         --set watch.poll_interval_ms=50 "$@" >"$S/watch.out" 2>&1 &
