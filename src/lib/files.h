@@ -85,36 +85,36 @@ typedef struct vsched__filevec {
 
 typedef struct vsched__file {
     atomic_int refs;      /* the table, nodes, handles, facts, events */
+    uint32_t n_slots;     /* of slots[] */
     uint64_t incarnation; /* process-unique object identity */
     uint64_t lifetime;    /* submission lifetime (kept by a re-home) */
     uint64_t generation;  /* advanced on each content change */
     uint64_t hash;        /* of the name (the table's probe) */
     const char *kind;     /* loader classification (interned), or "" */
     uint64_t class_seq;   /* when that classification was made */
-    unsigned retired : 1; /* left the table */
 
     /* Current-generation stage nodes (graph references); NULL until
      * admitted. */
     vsched__node *source, *analysis;
     vsched__slot *slots; /* one per profile: &slot0, or a heap array */
-    uint32_t n_slots;
-    vsched__slot slot0; /* the first profile's (most files have one) */
+    vsched__slot slot0;  /* the first profile's (most files have one) */
 
     /* Upserted content overriding the loader (VSCHED_REQ_CONTENT). */
     char *content;
     size_t content_len;
-    unsigned has_content : 1;
 
     /* The integrated Source (facts != NULL), or nothing. */
     vsched__facts *facts;
     vsched__snap *snap;                     /* a reference */
     struct vsched__file **deps, **blockers; /* references */
-    size_t n_deps, n_blockers;
+    uint32_t n_deps, n_blockers;
     uint64_t analysis_hash; /* valid while analysis is DONE */
     uint64_t unit_hash;     /* of the unit it was built in (unit.h), or 0 */
     struct vsched__file *successor; /* a re-home's replacement (reference) */
 
-    char name[]; /* canonical source name */
+    unsigned retired : 1;     /* left the table */
+    unsigned has_content : 1; /* content overrides the loader */
+    char name[];              /* canonical source name */
 } vsched__file;
 
 typedef struct vsched__files {

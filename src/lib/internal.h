@@ -160,7 +160,6 @@ struct vsched_handle {
     const char *profile_key; /* the profile, interned (slots key on it) */
     const char *kind;        /* loader classification (interned) */
     uint64_t class_seq;      /* when it was made */
-    int admit_status;        /* failure found before admission */
     vsched__file *file;      /* bound at submission (reference) */
     uint64_t epoch;          /* reset epoch at submission */
     vsched_handle *next;     /* a node's waiter list; the readmit queue */
@@ -168,6 +167,7 @@ struct vsched_handle {
     vsched__outcome out;     /* the result's owned strings */
     char *path;              /* result.artifact_path (owned) */
     char *canonical;         /* result.name (owned) */
+    int admit_status;        /* failure found before admission */
     unsigned join_fired : 1; /* its join callback was queued once */
 };
 
@@ -214,6 +214,7 @@ typedef struct vsched__runner_arg {
 typedef struct vsched__strings {
     char **v;
     size_t cap, n;
+    size_t last; /* the last name found or added */
 } vsched__strings;
 
 struct vsched {

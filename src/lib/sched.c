@@ -57,9 +57,15 @@ void vsched__unlock(vsched *s, vsched__pass *p)
 const char *vsched__intern(vsched *s, const char *str)
 {
     vsched__strings *t = &s->strings;
+    /* Names come in runs (one profile, one kind for a whole batch): the
+     * last hit first. */
+    if (t->n > 0 && strcmp(t->v[t->last], str) == 0)
+        return t->v[t->last];
     for (size_t i = 0; i < t->n; i++)
-        if (strcmp(t->v[i], str) == 0)
+        if (strcmp(t->v[i], str) == 0) {
+            t->last = i;
             return t->v[i];
+        }
     if (t->n == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 8;
         char **v = realloc(t->v, cap * sizeof *v);
@@ -71,6 +77,7 @@ const char *vsched__intern(vsched *s, const char *str)
     char *c = strdup(str);
     if (c == NULL)
         abort();
+    t->last = t->n;
     t->v[t->n++] = c;
     return c;
 }
@@ -374,11 +381,17 @@ static int request_valid(const vsched_request *r)
 static void bind_all(vsched *s, vsched_handle *const *hs, size_t n,
                      char (*kinds)[32])
 {
+    const char *profile = NULL, *key = NULL;
     vsched__lock(s);
     for (size_t i = 0; i < n; i++) {
         vsched_handle *h = hs[i];
         h->kind = kinds[i][0] != '\0' ? vsched__intern(s, kinds[i]) : "";
-        h->profile_key = vsched__intern(s, h->result.profile);
+        /* A batch shares one copy of each run of equal profiles. */
+        if (h->result.profile != profile) {
+            profile = h->result.profile;
+            key = vsched__intern(s, profile);
+        }
+        h->profile_key = key;
         vsched__bind(s, h);
     }
     vsched__unlock(s, NULL);
