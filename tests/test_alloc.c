@@ -10,6 +10,10 @@
  *     (through each size class and past the largest into the heap);
  *   - a freed array of a class is the next one that class hands out, so
  *     a graph that keeps making and dropping edges reuses its memory;
+ *   - file objects come from the scheduler's pool: one whose last
+ *     reference went on another thread is the memory the next new object
+ *     gets, with no allocation, and every object of a name points at the
+ *     MVCC directory's one copy of it;
  *   - the per-file objects keep the sizes the memory budget of
  *     doc/architecture.md counts (node, handle, file object);
  *   - a whole run of N files x 3 stages (bench/synth.h's DAG, one atomic
@@ -26,7 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 
 #include <CUnit/Basic.h>
 
@@ -176,12 +182,101 @@ static void per_file_objects_keep_their_budgeted_sizes(void)
     /* doc/architecture.md, "Memory per file": raise these only with it. */
     CU_ASSERT(sizeof(vsched__node) <= 176);
     CU_ASSERT(sizeof(struct vsched_handle) <= 352);
-    CU_ASSERT(sizeof(vsched__file) <= 232);
+    CU_ASSERT(sizeof(vsched__file) <= 240); /* name: a pointer */
     CU_ASSERT(sizeof(vsched_result) == 168); /* public: never shrinks */
 }
 
+/* ---- file objects ------------------------------------------------------------ */
+
+/* A whole number of files.c's slabs (FILE_SLAB, 64): every object of
+ * the second round is one the first round freed. */
+enum {
+    POOL_FILES = 256
+};
+
+typedef struct unref_arg {
+    vsched *s;
+    vsched__file **v;
+    size_t n;
+} unref_arg;
+
+/* Drop the last references on another thread, without the lock. */
+static void *unref_all(void *arg)
+{
+    unref_arg *a = arg;
+    for (size_t i = 0; i < a->n; i++)
+        vsched__file_unref(a->s, a->v[i]);
+    return NULL;
+}
+
+static void file_objects_are_recycled_and_share_the_directory_name(void)
+{
+    vsched *s = calloc(1, sizeof *s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    s->root = vsched__root_dir_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s->root);
+    s->file_pool.names = s->root;
+    vsched__files_init(&s->files);
+    s->files.pool = &s->file_pool;
+    static vsched__file *v[POOL_FILES];
+    static const char *names[POOL_FILES];
+    static uint64_t inc[POOL_FILES];
+    char buf[32];
+    int created;
+    for (size_t i = 0; i < POOL_FILES; i++) {
+        snprintf(buf, sizeof buf, "src/file%zu.c", i);
+        v[i] = vsched__files_ensure(&s->files, buf, &created);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(v[i]);
+        CU_ASSERT_EQUAL(created, 1);
+        CU_ASSERT_STRING_EQUAL(v[i]->name, buf);
+        CU_ASSERT_PTR_NOT_EQUAL(v[i]->name, buf); /* a copy, kept */
+        names[i] = v[i]->name;
+        inc[i] = v[i]->incarnation;
+    }
+    /* Found again: the same object, not a new one. */
+    CU_ASSERT_PTR_EQUAL(vsched__files_ensure(&s->files, "src/file7.c",
+                                             &created),
+                        v[7]);
+    CU_ASSERT_EQUAL(created, 0);
+    /* Every object leaves the table; the last references go elsewhere. */
+    for (size_t i = 0; i < POOL_FILES; i++) {
+        vsched__files_remove(&s->files, v[i]);
+        v[i]->retired = 1;
+        atomic_fetch_add(&s->n_retired_files, 1);
+    }
+    CU_ASSERT_EQUAL(s->files.n, 0);
+    unref_arg a = {s, v, POOL_FILES};
+    pthread_t th;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, unref_all, &a), 0);
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(atomic_load(&s->n_retired_files), 0);
+    /* New objects of the same names: recycled memory, the kept names, new
+     * incarnations -- and not one allocation (the table and the
+     * directory already have room). */
+    long a0 = atomic_load(&n_allocs);
+    size_t reused = 0, same_name = 0, newer = 0;
+    for (size_t i = 0; i < POOL_FILES; i++) {
+        snprintf(buf, sizeof buf, "src/file%zu.c", i);
+        vsched__file *f = vsched__files_ensure(&s->files, buf, &created);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        CU_ASSERT_EQUAL(created, 1);
+        for (size_t k = 0; k < POOL_FILES; k++)
+            reused += f == v[k];
+        same_name += f->name == names[i];
+        newer += f->incarnation > inc[POOL_FILES - 1];
+    }
+    CU_ASSERT_EQUAL(atomic_load(&n_allocs) - a0, 0);
+    CU_ASSERT_EQUAL(reused, POOL_FILES);
+    CU_ASSERT_EQUAL(same_name, POOL_FILES);
+    CU_ASSERT_EQUAL(newer, POOL_FILES);
+    vsched__files_fini(s, &s->files);
+    vsched__filepool_fini(&s->file_pool);
+    vsched__root_dir_release(s->root);
+    free(s);
+}
+
 /* At most this many heap allocations per file for a whole run. */
-#define ALLOCS_PER_FILE 8.1
+#define ALLOCS_PER_FILE 7.1
 
 /* One run of n files; *per_file: allocations per file from vsched_create
  * to the end of vsched_destroy; returns the allocations not freed by
@@ -258,6 +353,8 @@ static void a_run_allocates_a_bounded_flat_count_per_file_and_frees_it(void)
 }
 
 static const vr_cu_test tests[] = {
+    {"file_objects_are_recycled_and_share_the_directory_name",
+     file_objects_are_recycled_and_share_the_directory_name},
     {"per_file_objects_keep_their_budgeted_sizes",
      per_file_objects_keep_their_budgeted_sizes},
     {"a_run_allocates_a_bounded_flat_count_per_file_and_frees_it",

@@ -114,13 +114,31 @@ typedef struct vsched__file {
 
     unsigned retired : 1;     /* left the table */
     unsigned has_content : 1; /* content overrides the loader */
-    char name[];              /* canonical source name */
+    /* Canonical source name: the MVCC directory's copy (root.h), one per
+     * name however many objects it had, valid while the directory lives
+     * -- which is longer than any file object. */
+    const char *name;
 } vsched__file;
+
+/* File object memory: objects of one size carved from slabs of
+ * FILE_SLAB, recycled through two free lists -- `free`, popped and
+ * pushed under the scheduler lock, and `returned`, where a last
+ * reference dropped on any thread without the lock (a result's event, a
+ * handle) pushes atomically; an allocation that finds `free` empty takes
+ * the whole `returned` list at once (one exchange: no ABA). Slabs are
+ * freed whole at teardown, after the graph. */
+typedef struct vsched__filepool {
+    void *slabs;                    /* scheduler lock; a list */
+    vsched__file *free;             /* scheduler lock */
+    vsched__file *_Atomic returned; /* any thread */
+    struct vsched__root_dir *names; /* where names are kept (root.h) */
+} vsched__filepool;
 
 typedef struct vsched__files {
     vsched__file **slots;
     size_t cap; /* power of two */
     size_t n;
+    vsched__filepool *pool; /* the scheduler's; kept by vsched__files_init */
 } vsched__files;
 
 /* The dependents index: blocker name -> files whose facts list it. Its
@@ -160,9 +178,13 @@ vsched__facts *vsched__facts_ref(vsched__facts *fa);
 void vsched__facts_unref(vsched__facts *fa);
 
 /* ---- file objects ----------------------------------------------------------- */
-/* A new object (one reference, the caller's); `lifetime` 0 starts one. */
-vsched__file *vsched__file_new(const char *name, size_t len, uint64_t hash,
-                               uint64_t lifetime);
+/* A new object (one reference, the caller's) from pool p; `name` is the
+ * directory's copy (vsched__root_name), `lifetime` 0 starts one. NULL on
+ * exhaustion. Scheduler lock held. */
+vsched__file *vsched__file_new(vsched__filepool *p, const char *name,
+                               uint64_t hash, uint64_t lifetime);
+/* Free every slab (teardown: no object is referenced any more). */
+void vsched__filepool_fini(vsched__filepool *p);
 static inline vsched__file *vsched__file_ref(vsched__file *f)
 {
     atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
@@ -189,6 +211,7 @@ const vsched__filevec *vsched__dependents_of(const struct vsched *s,
 void vsched__dependents_fini(vsched__dependents *d);
 
 /* ---- the table -------------------------------------------------------------- */
+/* An empty table (its pool, if any, is kept). */
 void vsched__files_init(vsched__files *t);
 void vsched__files_fini(struct vsched *s, vsched__files *t);
 uint64_t vsched__name_hash(const char *name, size_t len);

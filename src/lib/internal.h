@@ -224,6 +224,7 @@ struct vsched {
     pthread_mutex_t lock;
     vsched__graph graph;
     vsched__files files;
+    vsched__filepool file_pool; /* the files' memory (files.h) */
     vsched__dependents dependents;
     vsched__strings strings; /* interned profile and kind names */
     vsched__dag dag;

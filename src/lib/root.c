@@ -168,6 +168,15 @@ out:
     return rc;
 }
 
+const char *vsched__root_name(vsched__root_dir *d, const char *name,
+                              uint64_t hash)
+{
+    pthread_mutex_lock(&d->lock);
+    vsched__history *h = ensure(d, name, hash);
+    pthread_mutex_unlock(&d->lock);
+    return h != NULL ? h->name : NULL;
+}
+
 void vsched__root_end(vsched__root_dir *d)
 {
     if (--d->depth > 0)

@@ -82,6 +82,13 @@ int vsched__root_put(vsched__root_dir *d, const char *name, uint64_t hash,
                      uint64_t generation, uint64_t content_hash);
 void vsched__root_end(vsched__root_dir *d);
 
+/* The directory's copy of `name` (hash as for vsched__root_put), made
+ * with an empty history when the name is new: one copy per name, valid
+ * until the directory is freed. Any lock but root_dir.lock may be held;
+ * NULL on exhaustion. */
+const char *vsched__root_name(vsched__root_dir *d, const char *name,
+                              uint64_t hash);
+
 void vsched__root_counts(vsched__root_dir *d, size_t *versions, size_t *roots);
 
 #endif

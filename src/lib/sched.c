@@ -140,6 +140,8 @@ int vsched_create(vsched **out, const vsched_options *opts)
         vsched_destroy(s);
         return VSCHED_ENOMEM;
     }
+    s->file_pool.names = s->root;
+    s->files.pool = &s->file_pool;
     if (pthread_create(&s->driver, NULL, vsched__driver_main, s) != 0) {
         vsched_destroy(s);
         return VSCHED_ENOMEM;
@@ -206,6 +208,7 @@ void vsched_destroy(vsched *s)
     vsched__dependents_fini(&s->dependents);
     vsched__units_fini(s);
     vsched__graph_fini(&s->graph);
+    vsched__filepool_fini(&s->file_pool); /* no object is referenced now */
     for (vsched__task *t = s->task_free; t != NULL;) {
         vsched__task *next = t->next_free;
         free(t);
