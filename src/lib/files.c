@@ -99,22 +99,27 @@ vsched__facts *vsched__facts_new(uint64_t content_hash,
                                  size_t n_blockers, uint64_t *hashes)
 {
     size_t n = n_deps + n_blockers, bytes = 0;
-    for (size_t i = 0; i < n; i++)
-        bytes += strlen(names[i]) + 1;
+    if (n_deps > UINT32_MAX || n_blockers > UINT32_MAX)
+        return NULL;
+    /* hashes[] holds each name's length until it holds its hash. */
+    for (size_t i = 0; i < n; i++) {
+        hashes[i] = strlen(names[i]);
+        bytes += hashes[i] + 1;
+    }
     vsched__facts *fa = malloc(sizeof *fa + (n + 1) * sizeof(char *) +
                                n * sizeof(vsched__file *) + bytes);
     if (fa == NULL)
         return NULL;
     atomic_init(&fa->refs, 1);
     fa->content_hash = content_hash;
-    fa->n_deps = n_deps;
-    fa->n_blockers = n_blockers;
+    fa->n_deps = (uint32_t)n_deps;
+    fa->n_blockers = (uint32_t)n_blockers;
     fa->files = (vsched__file **)(fa + 1);
     fa->dep_names = (const char **)(fa->files + n);
     fa->blocker_names = fa->dep_names + n_deps;
     char *at = (char *)(fa->dep_names + n + 1);
     for (size_t i = 0; i < n; i++) {
-        size_t l = strlen(names[i]);
+        size_t l = (size_t)hashes[i];
         memcpy(at, names[i], l + 1);
         fa->dep_names[i] = at;
         fa->files[i] = NULL;

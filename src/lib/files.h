@@ -57,8 +57,8 @@ struct vsched__file;
  * may outlive the scheduler. */
 typedef struct vsched__facts {
     atomic_int refs;
+    uint32_t n_deps, n_blockers;
     uint64_t content_hash;
-    size_t n_deps, n_blockers;
     const char **dep_names; /* into the record's own storage */
     const char **blocker_names;
     /* Storage for the integrating file's deps[] and blockers[] (the file
