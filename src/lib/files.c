@@ -226,13 +226,13 @@ typedef struct vsched__depentry {
     uint64_t hash;
     vsched__filevec files; /* .v: inline_v, or the heap array */
     struct vsched__file *inline_v[DEP_INLINE];
-    char name[];
+    const char *name; /* the MVCC directory's copy (files.h), as f->name */
 } vsched__depentry;
 
 static size_t dep_slot(vsched__depentry *const *slots, size_t cap,
                        const char *name, uint64_t hash)
 {
-    return VSCHED__NAME_SLOT(vsched__depentry, slots, cap, name, hash);
+    return VSCHED__NAME_SLOT_P(vsched__depentry, slots, cap, name, hash);
 }
 
 static vsched__depentry *dep_find(const vsched__dependents *d,
@@ -262,13 +262,12 @@ static vsched__depentry *dep_ensure(vsched__dependents *d,
         d->slots = slots;
         d->cap = cap;
     }
-    size_t len = strlen(named->name);
-    e = vsched__arena_alloc(&d->arena, sizeof *e + len + 1);
+    e = vsched__arena_alloc(&d->arena, sizeof *e);
     if (e == NULL)
         abort();
     e->hash = named->hash;
     e->files = (vsched__filevec){e->inline_v, 0, DEP_INLINE};
-    memcpy(e->name, named->name, len + 1);
+    e->name = named->name;
     d->slots[dep_slot(d->slots, d->cap, e->name, e->hash)] = e;
     d->n++;
     return e;
