@@ -14,6 +14,9 @@
  *     reference went on another thread is the memory the next new object
  *     gets, with no allocation, and every object of a name points at the
  *     MVCC directory's one copy of it;
+ *   - a batch resolves its names through one loader context: a name the
+ *     loader refuses, with its own words, is answered with those words
+ *     and no other request's, and the requests around it are unharmed;
  *   - the per-file objects keep the sizes the memory budget of
  *     doc/architecture.md counts (node, handle, file object);
  *   - a whole run of N files x 3 stages (bench/synth.h's DAG, one atomic
@@ -276,6 +279,76 @@ static void file_objects_are_recycled_and_share_the_directory_name(void)
     free(s);
 }
 
+/* ---- one loader context per batch ------------------------------------------ */
+
+/* synth's loader, but a name starting "bad" is refused with a diagnostic
+ * that names it. */
+static int refusing_realpath(void *inst, const vsched_ctx *ctx,
+                             const char *name, char **canonical)
+{
+    if (strncmp(name, "bad", 3) != 0)
+        return synth_loader_ops.realpath(inst, ctx, name, canonical);
+    char msg[64];
+    snprintf(msg, sizeof msg, "no such source: %s", name);
+    ctx->diag(ctx, VSCHED_SEV_ERROR, name, 0, msg);
+    return VSCHED_ENOENT;
+}
+
+static void a_refused_name_is_answered_with_its_own_words_alone(void)
+{
+    synth sy = {.n = 4};
+    CU_ASSERT_EQUAL_FATAL(synth_parse_strides(&sy, "1"), 0);
+    vsched_loader_ops lo = synth_loader_ops;
+    lo.realpath = refusing_realpath;
+    vsched_pool *cpu = NULL, *io = NULL;
+    CU_ASSERT_EQUAL_FATAL(vsched_pool_create(&cpu, VSCHED_POOL_CPU, 1, 0),
+                          VSCHED_OK);
+    CU_ASSERT_EQUAL_FATAL(vsched_pool_create(&io, VSCHED_POOL_IO, 1, 0),
+                          VSCHED_OK);
+    vsched_options so = {.size = sizeof so,
+                         .cpu_pool = cpu,
+                         .io_pool = io,
+                         .loader = {&lo, &sy, 1},
+                         .executor = {&synth_executor_ops, &sy, 1}};
+    vsched *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(vsched_create(&s, &so), VSCHED_OK);
+    static const char *const names[] = {"bad-one", "f0", "bad-two", "f1",
+                                        "f2"};
+    enum {
+        N = sizeof names / sizeof names[0]
+    };
+    vsched_request reqs[N];
+    for (size_t i = 0; i < N; i++)
+        reqs[i] = (vsched_request){.name = names[i],
+                                   .stage = VSCHED_STAGE_ARTIFACT,
+                                   .profile = "release"};
+    vsched_batch *b = NULL;
+    const vsched_result *res[N];
+    CU_ASSERT_EQUAL_FATAL(vsched_submit_batch_atomic(s, reqs, N, &b),
+                          VSCHED_OK);
+    CU_ASSERT_EQUAL(vsched_wait_batch(b, res), VSCHED_ENOENT);
+    CU_ASSERT_EQUAL(res[0]->status, VSCHED_ENOENT);
+    CU_ASSERT_STRING_EQUAL(res[0]->message,
+                           "bad-one: no such source: bad-one");
+    CU_ASSERT_EQUAL(res[2]->status, VSCHED_ENOENT);
+    CU_ASSERT_STRING_EQUAL(res[2]->message,
+                           "bad-two: no such source: bad-two");
+    static const size_t ok[] = {1, 3, 4};
+    for (size_t k = 0; k < 3; k++) {
+        size_t i = ok[k];
+        CU_ASSERT_EQUAL(res[i]->status, VSCHED_OK);
+        CU_ASSERT_STRING_EQUAL(res[i]->name, names[i]);
+        CU_ASSERT_PTR_NULL(res[i]->message);
+        CU_ASSERT_EQUAL(res[i]->n_diags, 0);
+    }
+    CU_ASSERT_EQUAL(res[4]->status, VSCHED_OK);
+    CU_ASSERT_EQUAL(res[4]->n_blockers, 1); /* f1 */
+    vsched_batch_release(b);
+    vsched_destroy(s);
+    vsched_pool_destroy(io);
+    vsched_pool_destroy(cpu);
+}
+
 /* At most this many heap allocations per file for a whole run. */
 #define ALLOCS_PER_FILE 7.1
 
@@ -360,6 +433,8 @@ static void a_run_allocates_a_bounded_flat_count_per_file_and_frees_it(void)
 }
 
 static const vr_cu_test tests[] = {
+    {"a_refused_name_is_answered_with_its_own_words_alone",
+     a_refused_name_is_answered_with_its_own_words_alone},
     {"file_objects_are_recycled_and_share_the_directory_name",
      file_objects_are_recycled_and_share_the_directory_name},
     {"per_file_objects_keep_their_budgeted_sizes",
