@@ -26,7 +26,8 @@
  *                            store, the runner counts; vsched.dag.changed
  *                            is a condition variable on it, not a lock
  *   2. root.lock             the MVCC history (root.c); taken inside 1 by
- *                            publishers, alone by capture/lookup
+ *                            publishers and by a new file object (the
+ *                            name it keeps), alone by capture/lookup
  *   3. vsched.serial_*       serialise calls into a non-thread-safe plugin
  *                            (held around one plugin call, never with 1)
  *   4. inbox.lock            the inbox ring (never held while taking 1)

@@ -22,7 +22,9 @@
  * Locks: the publication state (depth, open epoch) is guarded by the
  * scheduler lock, which every publisher holds; root_dir.lock (rank 2) guards
  * the history and the leases, and is held only briefly: by a put, the
- * closing of an epoch, a capture, a lookup, a release. The directory is
+ * closing of an epoch, a capture, a lookup, a release, a name kept for a
+ * new file object (vsched__root_name: the directory holds the one copy
+ * of every name its scheduler's file objects and dependents index use). The directory is
  * reference counted (scheduler + live roots), so a root may outlive its
  * scheduler.
  */
