@@ -14,6 +14,8 @@
  *     reference went on another thread is the memory the next new object
  *     gets, with no allocation, and every object of a name points at the
  *     MVCC directory's one copy of it;
+ *   - the id index finds every allocated node and none that was freed,
+ *     through any order of frees and re-allocations;
  *   - a batch resolves its names through one loader context: a name the
  *     loader refuses, with its own words, is answered with those words
  *     and no other request's, and the requests around it are unharmed;
@@ -279,6 +281,70 @@ static void file_objects_are_recycled_and_share_the_directory_name(void)
     free(s);
 }
 
+/* ---- the id index ------------------------------------------------------------ */
+
+enum {
+    ID_NODES = 6000
+};
+
+/* Every node of v[0..n) is found by its id, and ids[] of freed ones are
+ * not; returns the mismatches. */
+static size_t id_mismatches(vsched *s, vsched__node **v, const uint64_t *ids,
+                            const int *live, size_t n)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        vsched__node *f = vsched__graph_find(&s->graph, ids[i]);
+        bad += live[i] ? f != v[i] : f != NULL;
+    }
+    return bad;
+}
+
+static void the_id_index_finds_exactly_the_allocated_nodes(void)
+{
+    vsched *s = calloc(1, sizeof *s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    vsched__graph_init(&s->graph);
+    static vsched__node *v[ID_NODES];
+    static uint64_t ids[ID_NODES];
+    static int live[ID_NODES];
+    for (size_t i = 0; i < ID_NODES; i++) {
+        v[i] = vsched__node_new(&s->graph, VSCHED__K_JOB, 0);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(v[i]);
+        ids[i] = v[i]->id;
+        live[i] = 1;
+    }
+    CU_ASSERT_EQUAL(id_mismatches(s, v, ids, live, ID_NODES), 0);
+    /* Free two in three, in a scrambled order (a stride coprime to N). */
+    for (size_t k = 0, i = 0; k < ID_NODES; k++, i = (i + 2371) % ID_NODES)
+        if (i % 3 != 0) {
+            vsched__node_retire(s, v[i]);
+            live[i] = 0;
+        }
+    CU_ASSERT_EQUAL(s->graph.ids_n, ID_NODES / 3);
+    CU_ASSERT_EQUAL(id_mismatches(s, v, ids, live, ID_NODES), 0);
+    /* New nodes reuse the memory; old ids stay unknown. */
+    for (size_t i = 0; i < ID_NODES; i++)
+        if (!live[i]) {
+            v[i] = vsched__node_new(&s->graph, VSCHED__K_JOB, 0);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(v[i]);
+            CU_ASSERT_PTR_NULL(vsched__graph_find(&s->graph, ids[i]));
+            ids[i] = v[i]->id;
+            live[i] = 1;
+        }
+    CU_ASSERT_EQUAL(id_mismatches(s, v, ids, live, ID_NODES), 0);
+    for (size_t i = ID_NODES; i-- > 0;) {
+        vsched__node_retire(s, v[i]);
+        live[i] = 0;
+        if (i % 500 == 0)
+            CU_ASSERT_EQUAL(id_mismatches(s, v, ids, live, ID_NODES), 0);
+    }
+    CU_ASSERT_EQUAL(s->graph.ids_n, 0);
+    CU_ASSERT_EQUAL(s->graph.live + s->graph.retired, 0);
+    vsched__graph_fini(&s->graph);
+    free(s);
+}
+
 /* ---- one loader context per batch ------------------------------------------ */
 
 /* synth's loader, but a name starting "bad" is refused with a diagnostic
@@ -433,6 +499,8 @@ static void a_run_allocates_a_bounded_flat_count_per_file_and_frees_it(void)
 }
 
 static const vr_cu_test tests[] = {
+    {"the_id_index_finds_exactly_the_allocated_nodes",
+     the_id_index_finds_exactly_the_allocated_nodes},
     {"a_refused_name_is_answered_with_its_own_words_alone",
      a_refused_name_is_answered_with_its_own_words_alone},
     {"file_objects_are_recycled_and_share_the_directory_name",
