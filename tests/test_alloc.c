@@ -188,7 +188,7 @@ static void per_file_objects_keep_their_budgeted_sizes(void)
     /* doc/architecture.md, "Memory per file": raise these only with it. */
     CU_ASSERT(sizeof(vsched__node) <= 176);
     CU_ASSERT(sizeof(struct vsched_handle) <= 352);
-    CU_ASSERT(sizeof(vsched__file) <= 240); /* name: a pointer */
+    CU_ASSERT(sizeof(vsched__file) <= 240);  /* name: a pointer */
     CU_ASSERT(sizeof(vsched_result) == 168); /* public: never shrinks */
 }
 
@@ -240,9 +240,8 @@ static void file_objects_are_recycled_and_share_the_directory_name(void)
         inc[i] = v[i]->incarnation;
     }
     /* Found again: the same object, not a new one. */
-    CU_ASSERT_PTR_EQUAL(vsched__files_ensure(&s->files, "src/file7.c",
-                                             &created),
-                        v[7]);
+    CU_ASSERT_PTR_EQUAL(
+        vsched__files_ensure(&s->files, "src/file7.c", &created), v[7]);
     CU_ASSERT_EQUAL(created, 0);
     /* Every object leaves the table; the last references go elsewhere. */
     for (size_t i = 0; i < POOL_FILES; i++) {

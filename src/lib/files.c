@@ -159,8 +159,8 @@ typedef struct file_slab {
 static vsched__file *pool_take(vsched__filepool *p)
 {
     if (p->free == NULL)
-        p->free = atomic_exchange_explicit(&p->returned, NULL,
-                                           memory_order_acquire);
+        p->free =
+            atomic_exchange_explicit(&p->returned, NULL, memory_order_acquire);
     if (p->free == NULL) {
         file_slab *sl = malloc(sizeof *sl);
         if (sl == NULL)

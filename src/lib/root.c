@@ -146,9 +146,9 @@ int vsched__root_put(vsched__root_dir *d, const char *name, uint64_t hash,
         if (h->n == h->cap) {
             uint32_t cap = h->cap == 1 ? 4 : h->cap * 2;
             vsched__version *v =
-                cap < h->cap   ? NULL /* 2^31 versions of one name */
+                cap < h->cap  ? NULL /* 2^31 versions of one name */
                 : h->cap == 1 ? malloc(cap * sizeof *v)
-                               : realloc(h->at.v, cap * sizeof *v);
+                              : realloc(h->at.v, cap * sizeof *v);
             if (v == NULL) {
                 rc = VSCHED_ENOMEM;
                 goto out;
