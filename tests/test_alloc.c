@@ -9,17 +9,98 @@
  *   - an edge vector keeps its entries, in order, across every growth
  *     (through each size class and past the largest into the heap);
  *   - a freed array of a class is the next one that class hands out, so
- *     a graph that keeps making and dropping edges reuses its memory.
+ *     a graph that keeps making and dropping edges reuses its memory;
+ *   - file objects come from the scheduler's pool: one whose last
+ *     reference went on another thread is the memory the next new object
+ *     gets, with no allocation, and every object of a name points at the
+ *     MVCC directory's one copy of it;
+ *   - the id index finds every allocated node and none that was freed,
+ *     through any order of frees and re-allocations;
+ *   - a batch resolves its names through one loader context: a name the
+ *     loader refuses, with its own words, is answered with those words
+ *     and no other request's, and the requests around it are unharmed;
+ *   - the per-file objects keep the sizes the memory budget of
+ *     doc/architecture.md counts (node, handle, file object);
+ *   - a whole run of N files x 3 stages (bench/synth.h's DAG, one atomic
+ *     batch, wait, destroy, then release) makes at most ALLOCS_PER_FILE
+ *     heap allocations per file, the same per file at 1000 and 4000
+ *     files, and frees every one of them by the batch's release; its
+ *     results, names included, are intact after vsched_destroy.
+ *
+ * Allocations are counted by wrapping malloc, calloc, realloc, strdup and
+ * free at link time (-Wl,--wrap, mk/speed.am): every call the core's
+ * objects and this test's host make, on any thread. Allocations made
+ * inside libc (asprintf's) are not seen; a successful run makes none.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
 #include <CUnit/Basic.h>
 
+#include "../bench/synth.h"
 #include "arena.h"
 #include "cu.h"
 #include "graph.h"
+#include "internal.h"
+
+/* ---- counting allocator (link-time wrappers) ----------------------------- */
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t k, size_t n);
+void *__real_realloc(void *p, size_t n);
+void __real_free(void *p);
+char *__real_strdup(const char *s);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t k, size_t n);
+void *__wrap_realloc(void *p, size_t n);
+void __wrap_free(void *p);
+char *__wrap_strdup(const char *s);
+
+static atomic_long n_allocs, n_frees;
+
+void *__wrap_malloc(size_t n)
+{
+    void *p = __real_malloc(n);
+    if (p != NULL)
+        atomic_fetch_add_explicit(&n_allocs, 1, memory_order_relaxed);
+    return p;
+}
+
+void *__wrap_calloc(size_t k, size_t n)
+{
+    void *p = __real_calloc(k, n);
+    if (p != NULL)
+        atomic_fetch_add_explicit(&n_allocs, 1, memory_order_relaxed);
+    return p;
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+    void *q = __real_realloc(p, n);
+    if (q != NULL && p == NULL)
+        atomic_fetch_add_explicit(&n_allocs, 1, memory_order_relaxed);
+    return q;
+}
+
+char *__wrap_strdup(const char *s)
+{
+    char *p = __real_strdup(s);
+    if (p != NULL)
+        atomic_fetch_add_explicit(&n_allocs, 1, memory_order_relaxed);
+    return p;
+}
+
+void __wrap_free(void *p)
+{
+    if (p != NULL)
+        atomic_fetch_add_explicit(&n_frees, 1, memory_order_relaxed);
+    __real_free(p);
+}
 
 static void arena_memory_is_aligned_zeroed_and_disjoint(void)
 {
@@ -100,7 +181,333 @@ static void freed_edge_arrays_are_reused_by_their_size_class(void)
     vsched__graph_fini(&g);
 }
 
+/* ---- per-file memory ------------------------------------------------------- */
+
+static void per_file_objects_keep_their_budgeted_sizes(void)
+{
+    /* doc/architecture.md, "Memory per file": raise these only with it. */
+    CU_ASSERT(sizeof(vsched__node) <= 176);
+    CU_ASSERT(sizeof(struct vsched_handle) <= 352);
+    CU_ASSERT(sizeof(vsched__file) <= 240);  /* name: a pointer */
+    CU_ASSERT(sizeof(vsched_result) == 168); /* public: never shrinks */
+}
+
+/* ---- file objects ------------------------------------------------------------ */
+
+/* A whole number of files.c's slabs (FILE_SLAB, 64): every object of
+ * the second round is one the first round freed. */
+enum {
+    POOL_FILES = 256
+};
+
+typedef struct unref_arg {
+    vsched *s;
+    vsched__file **v;
+    size_t n;
+} unref_arg;
+
+/* Drop the last references on another thread, without the lock. */
+static void *unref_all(void *arg)
+{
+    unref_arg *a = arg;
+    for (size_t i = 0; i < a->n; i++)
+        vsched__file_unref(a->s, a->v[i]);
+    return NULL;
+}
+
+static void file_objects_are_recycled_and_share_the_directory_name(void)
+{
+    vsched *s = calloc(1, sizeof *s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    s->root = vsched__root_dir_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s->root);
+    s->file_pool.names = s->root;
+    vsched__files_init(&s->files);
+    s->files.pool = &s->file_pool;
+    static vsched__file *v[POOL_FILES];
+    static const char *names[POOL_FILES];
+    static uint64_t inc[POOL_FILES];
+    char buf[32];
+    int created;
+    for (size_t i = 0; i < POOL_FILES; i++) {
+        snprintf(buf, sizeof buf, "src/file%zu.c", i);
+        v[i] = vsched__files_ensure(&s->files, buf, &created);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(v[i]);
+        CU_ASSERT_EQUAL(created, 1);
+        CU_ASSERT_STRING_EQUAL(v[i]->name, buf);
+        CU_ASSERT_PTR_NOT_EQUAL(v[i]->name, buf); /* a copy, kept */
+        names[i] = v[i]->name;
+        inc[i] = v[i]->incarnation;
+    }
+    /* Found again: the same object, not a new one. */
+    CU_ASSERT_PTR_EQUAL(
+        vsched__files_ensure(&s->files, "src/file7.c", &created), v[7]);
+    CU_ASSERT_EQUAL(created, 0);
+    /* Every object leaves the table; the last references go elsewhere. */
+    for (size_t i = 0; i < POOL_FILES; i++) {
+        vsched__files_remove(&s->files, v[i]);
+        v[i]->retired = 1;
+        atomic_fetch_add(&s->n_retired_files, 1);
+    }
+    CU_ASSERT_EQUAL(s->files.n, 0);
+    unref_arg a = {s, v, POOL_FILES};
+    pthread_t th;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, unref_all, &a), 0);
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(atomic_load(&s->n_retired_files), 0);
+    /* New objects of the same names: recycled memory, the kept names, new
+     * incarnations -- and not one allocation (the table and the
+     * directory already have room). */
+    long a0 = atomic_load(&n_allocs);
+    size_t reused = 0, same_name = 0, newer = 0;
+    for (size_t i = 0; i < POOL_FILES; i++) {
+        snprintf(buf, sizeof buf, "src/file%zu.c", i);
+        vsched__file *f = vsched__files_ensure(&s->files, buf, &created);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        CU_ASSERT_EQUAL(created, 1);
+        for (size_t k = 0; k < POOL_FILES; k++)
+            reused += f == v[k];
+        same_name += f->name == names[i];
+        newer += f->incarnation > inc[POOL_FILES - 1];
+    }
+    CU_ASSERT_EQUAL(atomic_load(&n_allocs) - a0, 0);
+    CU_ASSERT_EQUAL(reused, POOL_FILES);
+    CU_ASSERT_EQUAL(same_name, POOL_FILES);
+    CU_ASSERT_EQUAL(newer, POOL_FILES);
+    vsched__files_fini(s, &s->files);
+    vsched__filepool_fini(&s->file_pool);
+    vsched__root_dir_release(s->root);
+    free(s);
+}
+
+/* ---- the id index ------------------------------------------------------------ */
+
+enum {
+    ID_NODES = 6000
+};
+
+/* Every node of v[0..n) is found by its id, and ids[] of freed ones are
+ * not; returns the mismatches. */
+static size_t id_mismatches(vsched *s, vsched__node **v, const uint64_t *ids,
+                            const int *live, size_t n)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        vsched__node *f = vsched__graph_find(&s->graph, ids[i]);
+        bad += live[i] ? f != v[i] : f != NULL;
+    }
+    return bad;
+}
+
+static void the_id_index_finds_exactly_the_allocated_nodes(void)
+{
+    vsched *s = calloc(1, sizeof *s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    vsched__graph_init(&s->graph);
+    static vsched__node *v[ID_NODES];
+    static uint64_t ids[ID_NODES];
+    static int live[ID_NODES];
+    for (size_t i = 0; i < ID_NODES; i++) {
+        v[i] = vsched__node_new(&s->graph, VSCHED__K_JOB, 0);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(v[i]);
+        ids[i] = v[i]->id;
+        live[i] = 1;
+    }
+    CU_ASSERT_EQUAL(id_mismatches(s, v, ids, live, ID_NODES), 0);
+    /* Free two in three, in a scrambled order (a stride coprime to N). */
+    for (size_t k = 0, i = 0; k < ID_NODES; k++, i = (i + 2371) % ID_NODES)
+        if (i % 3 != 0) {
+            vsched__node_retire(s, v[i]);
+            live[i] = 0;
+        }
+    CU_ASSERT_EQUAL(s->graph.ids_n, ID_NODES / 3);
+    CU_ASSERT_EQUAL(id_mismatches(s, v, ids, live, ID_NODES), 0);
+    /* New nodes reuse the memory; old ids stay unknown. */
+    for (size_t i = 0; i < ID_NODES; i++)
+        if (!live[i]) {
+            v[i] = vsched__node_new(&s->graph, VSCHED__K_JOB, 0);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(v[i]);
+            CU_ASSERT_PTR_NULL(vsched__graph_find(&s->graph, ids[i]));
+            ids[i] = v[i]->id;
+            live[i] = 1;
+        }
+    CU_ASSERT_EQUAL(id_mismatches(s, v, ids, live, ID_NODES), 0);
+    for (size_t i = ID_NODES; i-- > 0;) {
+        vsched__node_retire(s, v[i]);
+        live[i] = 0;
+        if (i % 500 == 0)
+            CU_ASSERT_EQUAL(id_mismatches(s, v, ids, live, ID_NODES), 0);
+    }
+    CU_ASSERT_EQUAL(s->graph.ids_n, 0);
+    CU_ASSERT_EQUAL(s->graph.live + s->graph.retired, 0);
+    vsched__graph_fini(&s->graph);
+    free(s);
+}
+
+/* ---- one loader context per batch ------------------------------------------ */
+
+/* synth's loader, but a name starting "bad" is refused with a diagnostic
+ * that names it. */
+static int refusing_realpath(void *inst, const vsched_ctx *ctx,
+                             const char *name, char **canonical)
+{
+    if (strncmp(name, "bad", 3) != 0)
+        return synth_loader_ops.realpath(inst, ctx, name, canonical);
+    char msg[64];
+    snprintf(msg, sizeof msg, "no such source: %s", name);
+    ctx->diag(ctx, VSCHED_SEV_ERROR, name, 0, msg);
+    return VSCHED_ENOENT;
+}
+
+static void a_refused_name_is_answered_with_its_own_words_alone(void)
+{
+    synth sy = {.n = 4};
+    CU_ASSERT_EQUAL_FATAL(synth_parse_strides(&sy, "1"), 0);
+    vsched_loader_ops lo = synth_loader_ops;
+    lo.realpath = refusing_realpath;
+    vsched_pool *cpu = NULL, *io = NULL;
+    CU_ASSERT_EQUAL_FATAL(vsched_pool_create(&cpu, VSCHED_POOL_CPU, 1, 0),
+                          VSCHED_OK);
+    CU_ASSERT_EQUAL_FATAL(vsched_pool_create(&io, VSCHED_POOL_IO, 1, 0),
+                          VSCHED_OK);
+    vsched_options so = {.size = sizeof so,
+                         .cpu_pool = cpu,
+                         .io_pool = io,
+                         .loader = {&lo, &sy, 1},
+                         .executor = {&synth_executor_ops, &sy, 1}};
+    vsched *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(vsched_create(&s, &so), VSCHED_OK);
+    static const char *const names[] = {"bad-one", "f0", "bad-two", "f1",
+                                        "f2"};
+    enum {
+        N = sizeof names / sizeof names[0]
+    };
+    vsched_request reqs[N];
+    for (size_t i = 0; i < N; i++)
+        reqs[i] = (vsched_request){.name = names[i],
+                                   .stage = VSCHED_STAGE_ARTIFACT,
+                                   .profile = "release"};
+    vsched_batch *b = NULL;
+    const vsched_result *res[N];
+    CU_ASSERT_EQUAL_FATAL(vsched_submit_batch_atomic(s, reqs, N, &b),
+                          VSCHED_OK);
+    CU_ASSERT_EQUAL(vsched_wait_batch(b, res), VSCHED_ENOENT);
+    CU_ASSERT_EQUAL(res[0]->status, VSCHED_ENOENT);
+    CU_ASSERT_STRING_EQUAL(res[0]->message,
+                           "bad-one: no such source: bad-one");
+    CU_ASSERT_EQUAL(res[2]->status, VSCHED_ENOENT);
+    CU_ASSERT_STRING_EQUAL(res[2]->message,
+                           "bad-two: no such source: bad-two");
+    static const size_t ok[] = {1, 3, 4};
+    for (size_t k = 0; k < 3; k++) {
+        size_t i = ok[k];
+        CU_ASSERT_EQUAL(res[i]->status, VSCHED_OK);
+        CU_ASSERT_STRING_EQUAL(res[i]->name, names[i]);
+        CU_ASSERT_PTR_NULL(res[i]->message);
+        CU_ASSERT_EQUAL(res[i]->n_diags, 0);
+    }
+    CU_ASSERT_EQUAL(res[4]->status, VSCHED_OK);
+    CU_ASSERT_EQUAL(res[4]->n_blockers, 1); /* f1 */
+    vsched_batch_release(b);
+    vsched_destroy(s);
+    vsched_pool_destroy(io);
+    vsched_pool_destroy(cpu);
+}
+
+/* At most this many heap allocations per file for a whole run. */
+#define ALLOCS_PER_FILE 7.1
+
+/* One run of n files; *per_file: allocations per file from vsched_create
+ * to the batch's release (after vsched_destroy); returns the allocations
+ * not freed by then. */
+static long run_files(size_t n, double *per_file)
+{
+    synth sy = {.n = n};
+    CU_ASSERT_EQUAL_FATAL(synth_parse_strides(&sy, "7,14,21"), 0);
+    CU_ASSERT_EQUAL_FATAL(synth_count(&sy), 0);
+    vsched_request *reqs = calloc(n, sizeof *reqs);
+    char *names = malloc(n * 12);
+    const vsched_result **res = calloc(n, sizeof *res);
+    CU_ASSERT_FATAL(reqs != NULL && names != NULL && res != NULL);
+    for (size_t i = 0; i < n; i++) {
+        synth_name(names + i * 12, 12, i);
+        reqs[i] = (vsched_request){.name = names + i * 12,
+                                   .stage = VSCHED_STAGE_ARTIFACT,
+                                   .profile = "release"};
+    }
+    vsched_pool *cpu = NULL, *io = NULL;
+    CU_ASSERT_EQUAL_FATAL(vsched_pool_create(&cpu, VSCHED_POOL_CPU, 2, 0),
+                          VSCHED_OK);
+    CU_ASSERT_EQUAL_FATAL(vsched_pool_create(&io, VSCHED_POOL_IO, 1, 0),
+                          VSCHED_OK);
+    vsched_options so = {.size = sizeof so,
+                         .cpu_pool = cpu,
+                         .io_pool = io,
+                         .loader = {&synth_loader_ops, &sy, 1},
+                         .executor = {&synth_executor_ops, &sy, 1}};
+    long a0 = atomic_load(&n_allocs), f0 = atomic_load(&n_frees);
+    vsched *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(vsched_create(&s, &so), VSCHED_OK);
+    vsched_batch *b = NULL;
+    CU_ASSERT_EQUAL_FATAL(vsched_submit_batch_atomic(s, reqs, n, &b),
+                          VSCHED_OK);
+    CU_ASSERT_EQUAL(vsched_wait_batch(b, res), VSCHED_OK);
+    size_t wrong = 0;
+    for (size_t i = 0; i < n; i++)
+        wrong += res[i]->status != VSCHED_OK ||
+                 res[i]->n_blockers != synth_blockers_of(&sy, i);
+    CU_ASSERT_EQUAL(wrong, 0);
+    vsched_destroy(s);
+    /* The results outlive the scheduler, names too. */
+    size_t misnamed = 0;
+    for (size_t i = 0; i < n; i++)
+        misnamed += strcmp(res[i]->name, reqs[i].name) != 0 ||
+                    res[i]->name == reqs[i].name;
+    CU_ASSERT_EQUAL(misnamed, 0);
+    vsched_batch_release(b);
+    long allocs = atomic_load(&n_allocs) - a0;
+    long kept = allocs - (atomic_load(&n_frees) - f0);
+
+    char why[128];
+    CU_ASSERT_EQUAL(synth_check(&sy, why, sizeof why), 0);
+    CU_ASSERT_EQUAL(synth_runs_total(&sy), 3 * n);
+    vsched_pool_destroy(io);
+    vsched_pool_destroy(cpu);
+    synth_free(&sy);
+    free(res);
+    free(names);
+    free(reqs);
+    *per_file = (double)allocs / (double)n;
+    return kept;
+}
+
+static void a_run_allocates_a_bounded_flat_count_per_file_and_frees_it(void)
+{
+    double small, large;
+    long kept_small = run_files(1000, &small);
+    long kept_large = run_files(4000, &large);
+    CU_ASSERT_EQUAL(kept_small, 0);
+    CU_ASSERT_EQUAL(kept_large, 0);
+    printf("\n  allocations per file: %.2f at 1000 files, %.2f at 4000 "
+           "(kept %ld, %ld) ",
+           small, large, kept_small, kept_large);
+    CU_ASSERT(large <= ALLOCS_PER_FILE);
+    CU_ASSERT(small <= ALLOCS_PER_FILE + 0.4); /* fixed costs spread */
+    /* Flat: tables grow by doubling, nothing per file grows with N. */
+    CU_ASSERT(large <= small + 0.25);
+}
+
 static const vr_cu_test tests[] = {
+    {"the_id_index_finds_exactly_the_allocated_nodes",
+     the_id_index_finds_exactly_the_allocated_nodes},
+    {"a_refused_name_is_answered_with_its_own_words_alone",
+     a_refused_name_is_answered_with_its_own_words_alone},
+    {"file_objects_are_recycled_and_share_the_directory_name",
+     file_objects_are_recycled_and_share_the_directory_name},
+    {"per_file_objects_keep_their_budgeted_sizes",
+     per_file_objects_keep_their_budgeted_sizes},
+    {"a_run_allocates_a_bounded_flat_count_per_file_and_frees_it",
+     a_run_allocates_a_bounded_flat_count_per_file_and_frees_it},
     {"arena_memory_is_aligned_zeroed_and_disjoint",
      arena_memory_is_aligned_zeroed_and_disjoint},
     {"edge_vector_keeps_its_entries_across_every_growth",

@@ -178,6 +178,13 @@ static vsched__node *ensure_analysis(vsched *s, vsched__file *f, int prio,
         return a;
     }
     a = new_analysis(s, f, prio, as_upstream, p);
+    if (f->facts == NULL) {
+        /* Its Source is not integrated: no blockers known yet to gate on
+         * (integration gates it, complete.c) -- what gate_all would do
+         * for a worklist of just `a`. */
+        vsched__make_ready_if_free(s, a);
+        return a;
+    }
     vsched__nodevec work = {0}, made = {0};
     if (vsched__edgevec_push(&s->graph, &work, a) != VSCHED_OK ||
         vsched__edgevec_push(&s->graph, &made, a) != VSCHED_OK)

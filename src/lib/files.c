@@ -99,22 +99,27 @@ vsched__facts *vsched__facts_new(uint64_t content_hash,
                                  size_t n_blockers, uint64_t *hashes)
 {
     size_t n = n_deps + n_blockers, bytes = 0;
-    for (size_t i = 0; i < n; i++)
-        bytes += strlen(names[i]) + 1;
+    if (n_deps > UINT32_MAX || n_blockers > UINT32_MAX)
+        return NULL;
+    /* hashes[] holds each name's length until it holds its hash. */
+    for (size_t i = 0; i < n; i++) {
+        hashes[i] = strlen(names[i]);
+        bytes += hashes[i] + 1;
+    }
     vsched__facts *fa = malloc(sizeof *fa + (n + 1) * sizeof(char *) +
                                n * sizeof(vsched__file *) + bytes);
     if (fa == NULL)
         return NULL;
     atomic_init(&fa->refs, 1);
     fa->content_hash = content_hash;
-    fa->n_deps = n_deps;
-    fa->n_blockers = n_blockers;
+    fa->n_deps = (uint32_t)n_deps;
+    fa->n_blockers = (uint32_t)n_blockers;
     fa->files = (vsched__file **)(fa + 1);
     fa->dep_names = (const char **)(fa->files + n);
     fa->blocker_names = fa->dep_names + n_deps;
     char *at = (char *)(fa->dep_names + n + 1);
     for (size_t i = 0; i < n; i++) {
-        size_t l = strlen(names[i]);
+        size_t l = (size_t)hashes[i];
         memcpy(at, names[i], l + 1);
         fa->dep_names[i] = at;
         fa->files[i] = NULL;
@@ -140,14 +145,69 @@ void vsched__facts_unref(vsched__facts *fa)
 
 /* ---- file objects ------------------------------------------------------------- */
 
-vsched__file *vsched__file_new(const char *name, size_t len, uint64_t hash,
-                               uint64_t lifetime)
+/* File objects per slab. */
+#define FILE_SLAB 64
+
+typedef struct file_slab {
+    struct file_slab *next;
+    vsched__file files[FILE_SLAB];
+} file_slab;
+
+/* The free link of an object in a pool list. */
+#define NEXT_FREE(f) ((f)->successor)
+
+static vsched__file *pool_take(vsched__filepool *p)
 {
-    vsched__file *f = calloc(1, sizeof *f + len + 1);
+    if (p->free == NULL)
+        p->free =
+            atomic_exchange_explicit(&p->returned, NULL, memory_order_acquire);
+    if (p->free == NULL) {
+        file_slab *sl = malloc(sizeof *sl);
+        if (sl == NULL)
+            return NULL;
+        sl->next = p->slabs;
+        p->slabs = sl;
+        for (size_t i = FILE_SLAB; i-- > 0;) {
+            NEXT_FREE(&sl->files[i]) = p->free;
+            p->free = &sl->files[i];
+        }
+    }
+    vsched__file *f = p->free;
+    p->free = NEXT_FREE(f);
+    return f;
+}
+
+/* Any thread, with or without the scheduler lock. */
+static void pool_return(vsched__filepool *p, vsched__file *f)
+{
+    vsched__file *head =
+        atomic_load_explicit(&p->returned, memory_order_relaxed);
+    do
+        NEXT_FREE(f) = head;
+    while (!atomic_compare_exchange_weak_explicit(
+        &p->returned, &head, f, memory_order_release, memory_order_relaxed));
+}
+
+void vsched__filepool_fini(vsched__filepool *p)
+{
+    for (file_slab *sl = p->slabs; sl != NULL;) {
+        file_slab *next = sl->next;
+        free(sl);
+        sl = next;
+    }
+    p->slabs = NULL;
+    p->free = NULL;
+    atomic_store(&p->returned, NULL);
+}
+
+vsched__file *vsched__file_new(vsched__filepool *p, const char *name,
+                               uint64_t hash, uint64_t lifetime)
+{
+    vsched__file *f = pool_take(p);
     if (f == NULL)
         return NULL;
-    memcpy(f->name, name, len);
-    f->name[len] = '\0';
+    memset(f, 0, sizeof *f);
+    f->name = name;
     atomic_init(&f->refs, 1);
     f->incarnation = atomic_fetch_add(&next_incarnation, 1);
     f->lifetime = lifetime != 0 ? lifetime : f->incarnation;
@@ -166,13 +226,13 @@ typedef struct vsched__depentry {
     uint64_t hash;
     vsched__filevec files; /* .v: inline_v, or the heap array */
     struct vsched__file *inline_v[DEP_INLINE];
-    char name[];
+    const char *name; /* the MVCC directory's copy (files.h), as f->name */
 } vsched__depentry;
 
 static size_t dep_slot(vsched__depentry *const *slots, size_t cap,
                        const char *name, uint64_t hash)
 {
-    return VSCHED__NAME_SLOT(vsched__depentry, slots, cap, name, hash);
+    return VSCHED__NAME_SLOT_P(vsched__depentry, slots, cap, name, hash);
 }
 
 static vsched__depentry *dep_find(const vsched__dependents *d,
@@ -202,13 +262,12 @@ static vsched__depentry *dep_ensure(vsched__dependents *d,
         d->slots = slots;
         d->cap = cap;
     }
-    size_t len = strlen(named->name);
-    e = vsched__arena_alloc(&d->arena, sizeof *e + len + 1);
+    e = vsched__arena_alloc(&d->arena, sizeof *e);
     if (e == NULL)
         abort();
     e->hash = named->hash;
     e->files = (vsched__filevec){e->inline_v, 0, DEP_INLINE};
-    memcpy(e->name, named->name, len + 1);
+    e->name = named->name;
     d->slots[dep_slot(d->slots, d->cap, e->name, e->hash)] = e;
     d->n++;
     return e;
@@ -323,9 +382,10 @@ void vsched__file_unref(vsched *s, vsched__file *f)
     if (f->slots != &f->slot0)
         free(f->slots);
     free(f->content);
-    if (f->successor != NULL)
-        vsched__file_unref(s, f->successor);
-    free(f);
+    vsched__file *successor = f->successor;
+    pool_return(&s->file_pool, f);
+    if (successor != NULL)
+        vsched__file_unref(s, successor);
 }
 
 vsched__slot *vsched__file_find_slot(vsched__file *f, const char *profile)
@@ -363,7 +423,7 @@ vsched__slot *vsched__file_slot(vsched__file *f, const char *profile)
 
 void vsched__files_init(vsched__files *t)
 {
-    *t = (vsched__files){0};
+    *t = (vsched__files){.pool = t->pool};
 }
 
 uint64_t vsched__name_hash(const char *name, size_t len)
@@ -374,7 +434,7 @@ uint64_t vsched__name_hash(const char *name, size_t len)
 static size_t slot_of(vsched__file *const *slots, size_t cap, const char *name,
                       uint64_t hash)
 {
-    return VSCHED__NAME_SLOT(vsched__file, slots, cap, name, hash);
+    return VSCHED__NAME_SLOT_P(vsched__file, slots, cap, name, hash);
 }
 
 vsched__file *vsched__files_find_h(const vsched__files *t, const char *name,
@@ -426,7 +486,8 @@ vsched__file *vsched__files_ensure_h(vsched__files *t, const char *name,
         return f;
     if ((t->n + 1) * 4 > t->cap * 3 && grow(t) != VSCHED_OK)
         return NULL;
-    if ((f = vsched__file_new(name, len, hash, 0)) == NULL)
+    const char *kept = vsched__root_name(t->pool->names, name, hash);
+    if (kept == NULL || (f = vsched__file_new(t->pool, kept, hash, 0)) == NULL)
         return NULL;
     t->slots[slot_of(t->slots, t->cap, name, hash)] = f;
     t->n++;
@@ -468,5 +529,5 @@ void vsched__files_fini(vsched *s, vsched__files *t)
             vsched__file_unref(s, f);
         }
     free(t->slots);
-    *t = (vsched__files){0};
+    vsched__files_init(t);
 }

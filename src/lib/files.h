@@ -57,8 +57,8 @@ struct vsched__file;
  * may outlive the scheduler. */
 typedef struct vsched__facts {
     atomic_int refs;
+    uint32_t n_deps, n_blockers;
     uint64_t content_hash;
-    size_t n_deps, n_blockers;
     const char **dep_names; /* into the record's own storage */
     const char **blocker_names;
     /* Storage for the integrating file's deps[] and blockers[] (the file
@@ -85,42 +85,60 @@ typedef struct vsched__filevec {
 
 typedef struct vsched__file {
     atomic_int refs;      /* the table, nodes, handles, facts, events */
+    uint32_t n_slots;     /* of slots[] */
     uint64_t incarnation; /* process-unique object identity */
     uint64_t lifetime;    /* submission lifetime (kept by a re-home) */
     uint64_t generation;  /* advanced on each content change */
     uint64_t hash;        /* of the name (the table's probe) */
     const char *kind;     /* loader classification (interned), or "" */
     uint64_t class_seq;   /* when that classification was made */
-    unsigned retired : 1; /* left the table */
 
     /* Current-generation stage nodes (graph references); NULL until
      * admitted. */
     vsched__node *source, *analysis;
     vsched__slot *slots; /* one per profile: &slot0, or a heap array */
-    uint32_t n_slots;
-    vsched__slot slot0; /* the first profile's (most files have one) */
+    vsched__slot slot0;  /* the first profile's (most files have one) */
 
     /* Upserted content overriding the loader (VSCHED_REQ_CONTENT). */
     char *content;
     size_t content_len;
-    unsigned has_content : 1;
 
     /* The integrated Source (facts != NULL), or nothing. */
     vsched__facts *facts;
     vsched__snap *snap;                     /* a reference */
     struct vsched__file **deps, **blockers; /* references */
-    size_t n_deps, n_blockers;
+    uint32_t n_deps, n_blockers;
     uint64_t analysis_hash; /* valid while analysis is DONE */
     uint64_t unit_hash;     /* of the unit it was built in (unit.h), or 0 */
     struct vsched__file *successor; /* a re-home's replacement (reference) */
 
-    char name[]; /* canonical source name */
+    unsigned retired : 1;     /* left the table */
+    unsigned has_content : 1; /* content overrides the loader */
+    /* Canonical source name: the MVCC directory's copy (root.h), one per
+     * name however many objects it had, valid while the directory lives
+     * -- which is longer than any file object. */
+    const char *name;
 } vsched__file;
+
+/* File object memory: objects of one size carved from slabs of
+ * FILE_SLAB, recycled through two free lists -- `free`, popped and
+ * pushed under the scheduler lock, and `returned`, where a last
+ * reference dropped on any thread without the lock (a result's event, a
+ * handle) pushes atomically; an allocation that finds `free` empty takes
+ * the whole `returned` list at once (one exchange: no ABA). Slabs are
+ * freed whole at teardown, after the graph. */
+typedef struct vsched__filepool {
+    void *slabs;                    /* scheduler lock; a list */
+    vsched__file *free;             /* scheduler lock */
+    vsched__file *_Atomic returned; /* any thread */
+    struct vsched__root_dir *names; /* where names are kept (root.h) */
+} vsched__filepool;
 
 typedef struct vsched__files {
     vsched__file **slots;
     size_t cap; /* power of two */
     size_t n;
+    vsched__filepool *pool; /* the scheduler's; kept by vsched__files_init */
 } vsched__files;
 
 /* The dependents index: blocker name -> files whose facts list it. Its
@@ -160,9 +178,13 @@ vsched__facts *vsched__facts_ref(vsched__facts *fa);
 void vsched__facts_unref(vsched__facts *fa);
 
 /* ---- file objects ----------------------------------------------------------- */
-/* A new object (one reference, the caller's); `lifetime` 0 starts one. */
-vsched__file *vsched__file_new(const char *name, size_t len, uint64_t hash,
-                               uint64_t lifetime);
+/* A new object (one reference, the caller's) from pool p; `name` is the
+ * directory's copy (vsched__root_name), `lifetime` 0 starts one. NULL on
+ * exhaustion. Scheduler lock held. */
+vsched__file *vsched__file_new(vsched__filepool *p, const char *name,
+                               uint64_t hash, uint64_t lifetime);
+/* Free every slab (teardown: no object is referenced any more). */
+void vsched__filepool_fini(vsched__filepool *p);
 static inline vsched__file *vsched__file_ref(vsched__file *f)
 {
     atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
@@ -189,6 +211,7 @@ const vsched__filevec *vsched__dependents_of(const struct vsched *s,
 void vsched__dependents_fini(vsched__dependents *d);
 
 /* ---- the table -------------------------------------------------------------- */
+/* An empty table (its pool, if any, is kept). */
 void vsched__files_init(vsched__files *t);
 void vsched__files_fini(struct vsched *s, vsched__files *t);
 uint64_t vsched__name_hash(const char *name, size_t len);

@@ -111,6 +111,7 @@ typedef struct vsched__node {
     uint32_t refs;
     uint32_t ready_seq;        /* validates ready-queue entries */
     uint32_t mark;             /* traversal stamp */
+    atomic_int cancel;         /* read by its running task */
     int64_t ord;               /* Analysis: topological order (an
                                       upstream's is smaller), upstream.c */
     struct vsched__unit *unit; /* Analysis: its blocker cycle (unit.h) */
@@ -118,8 +119,8 @@ typedef struct vsched__node {
                                          while READY (stage_res.c) */
     int32_t status;                   /* 0 or negative vsched_status */
     uint8_t kind, state;
-    uint8_t phase;            /* Source: 0 load, 1 parse */
-    uint8_t fail_stage;       /* vsched_stage where a failure arose */
+    uint8_t phase : 2;        /* Source: 0 load, 1 parse */
+    uint8_t fail_stage : 2;   /* vsched_stage where a failure arose */
     uint8_t in_structure : 1; /* holds the graph's own reference */
     uint8_t admitted : 1;     /* was READY once (after-admission gates) */
     uint8_t executed : 1;     /* its executor call ran (stage_runs) */
@@ -128,7 +129,6 @@ typedef struct vsched__node {
     uint8_t unit_held : 1;    /* finished, counted in unit->held */
     uint8_t doomed : 1;       /* queued for replacement (unit.h) */
     uint8_t res_wait : 1;     /* in a resource's waiting queue */
-    atomic_int cancel;        /* read by its running task */
 } vsched__node;
 
 typedef struct vsched__graph {

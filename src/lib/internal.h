@@ -26,7 +26,8 @@
  *                            store, the runner counts; vsched.dag.changed
  *                            is a condition variable on it, not a lock
  *   2. root.lock             the MVCC history (root.c); taken inside 1 by
- *                            publishers, alone by capture/lookup
+ *                            publishers and by a new file object (the
+ *                            name it keeps), alone by capture/lookup
  *   3. vsched.serial_*       serialise calls into a non-thread-safe plugin
  *                            (held around one plugin call, never with 1)
  *   4. inbox.lock            the inbox ring (never held while taking 1)
@@ -162,7 +163,6 @@ struct vsched_handle {
     const char *profile_key; /* the profile, interned (slots key on it) */
     const char *kind;        /* loader classification (interned) */
     uint64_t class_seq;      /* when it was made */
-    int admit_status;        /* failure found before admission */
     vsched__file *file;      /* bound at submission (reference) */
     uint64_t epoch;          /* reset epoch at submission */
     vsched_handle *next;     /* a node's waiter list; the readmit queue */
@@ -170,6 +170,7 @@ struct vsched_handle {
     vsched__outcome out;     /* the result's owned strings */
     char *path;              /* result.artifact_path (owned) */
     char *canonical;         /* result.name (owned) */
+    int admit_status;        /* failure found before admission */
     unsigned join_fired : 1; /* its join callback was queued once */
 };
 
@@ -221,6 +222,7 @@ typedef struct vsched__runner_arg {
 typedef struct vsched__strings {
     char **v;
     size_t cap, n;
+    size_t last; /* the last name found or added */
 } vsched__strings;
 
 struct vsched {
@@ -230,6 +232,7 @@ struct vsched {
     pthread_mutex_t lock;
     vsched__graph graph;
     vsched__files files;
+    vsched__filepool file_pool; /* the files' memory (files.h) */
     vsched__dependents dependents;
     vsched__strings strings; /* interned profile and kind names */
     vsched__dag dag;

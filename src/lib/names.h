@@ -13,23 +13,34 @@
 #include <string.h>
 
 /* The slot of `name` in slots[0..cap) (cap a power of two): where it is,
- * or the empty slot where it belongs. */
+ * or the empty slot where it belongs. An entry's name is the array at
+ * name_at, or (indirect) the string the pointer at name_at points to. */
 static inline size_t vsched__name_slot(void *const *slots, size_t cap,
                                        const char *name, uint64_t hash,
-                                       size_t hash_at, size_t name_at)
+                                       size_t hash_at, size_t name_at,
+                                       int indirect)
 {
     size_t mask = cap - 1;
     for (size_t i = (size_t)hash & mask;; i = (i + 1) & mask) {
         const char *e = slots[i];
-        if (e == NULL || (*(const uint64_t *)(e + hash_at) == hash &&
-                          strcmp(e + name_at, name) == 0))
+        if (e == NULL)
+            return i;
+        if (*(const uint64_t *)(e + hash_at) != hash)
+            continue;
+        const char *en =
+            indirect ? *(const char *const *)(e + name_at) : e + name_at;
+        if (en == name || strcmp(en, name) == 0)
             return i;
     }
 }
 
-/* For an entry type T with members `hash` and `name`. */
+/* For an entry type T with members `hash` and `name` (a char array). */
 #define VSCHED__NAME_SLOT(T, slots, cap, name, hash)                          \
     vsched__name_slot((void *const *)(slots), (cap), (name), (hash),          \
-                      offsetof(T, hash), offsetof(T, name))
+                      offsetof(T, hash), offsetof(T, name), 0)
+/* The same, `name` a pointer to the entry's name. */
+#define VSCHED__NAME_SLOT_P(T, slots, cap, name, hash)                        \
+    vsched__name_slot((void *const *)(slots), (cap), (name), (hash),          \
+                      offsetof(T, hash), offsetof(T, name), 1)
 
 #endif

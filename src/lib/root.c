@@ -9,15 +9,27 @@
 #include "internal.h"
 #include "names.h"
 
-/* One name's versions, oldest first; the first two live inline. */
-#define INLINE_VERSIONS 2
+/* One name's versions, oldest first: the first inline (a name most often
+ * has one -- its content as integrated), more in a heap array. */
 struct vsched__history {
     uint64_t hash;
-    size_t n, cap;
-    vsched__version *v; /* inline, or a heap array */
-    vsched__version inline_v[INLINE_VERSIONS];
+    uint32_t n, cap; /* cap 1: the inline one */
+    union {
+        vsched__version one; /* cap == 1 */
+        vsched__version *v;  /* cap > 1: a heap array */
+    } at;
     char name[];
 };
+
+static vsched__version *versions(vsched__history *h)
+{
+    return h->cap == 1 ? &h->at.one : h->at.v;
+}
+
+static const vsched__version *versions_c(const vsched__history *h)
+{
+    return h->cap == 1 ? &h->at.one : h->at.v;
+}
 
 vsched__root_dir *vsched__root_dir_new(void)
 {
@@ -32,10 +44,8 @@ vsched__root_dir *vsched__root_dir_new(void)
 static void dir_free(vsched__root_dir *d)
 {
     for (size_t i = 0; i < d->cap; i++)
-        if (d->slots[i] != NULL) {
-            if (d->slots[i]->v != d->slots[i]->inline_v)
-                free(d->slots[i]->v);
-        }
+        if (d->slots[i] != NULL && d->slots[i]->cap > 1)
+            free(d->slots[i]->at.v);
     free(d->slots);
     vsched__arena_fini(&d->arena);
     pthread_mutex_destroy(&d->lock);
@@ -97,8 +107,7 @@ static vsched__history *ensure(vsched__root_dir *d, const char *name,
         return NULL;
     h->hash = hash;
     h->n = 0;
-    h->cap = INLINE_VERSIONS;
-    h->v = h->inline_v;
+    h->cap = 1;
     memcpy(h->name, name, len + 1);
     d->slots[slot_of(d->slots, d->cap, name, hash)] = h;
     d->n++;
@@ -130,25 +139,26 @@ int vsched__root_put(vsched__root_dir *d, const char *name, uint64_t hash,
     vsched__history *h = ensure(d, name, hash);
     if (h == NULL) {
         rc = VSCHED_ENOMEM;
-    } else if (h->n > 0 && h->v[h->n - 1].epoch == d->open) {
+    } else if (h->n > 0 && versions(h)[h->n - 1].epoch == d->open) {
         /* Two changes of one name in one publication: the last wins. */
-        h->v[h->n - 1] = ver;
+        versions(h)[h->n - 1] = ver;
     } else {
         if (h->n == h->cap) {
-            size_t cap = h->cap * 2;
-            vsched__version *v = h->v == h->inline_v
-                                     ? malloc(cap * sizeof *v)
-                                     : realloc(h->v, cap * sizeof *v);
+            uint32_t cap = h->cap == 1 ? 4 : h->cap * 2;
+            vsched__version *v =
+                cap < h->cap  ? NULL /* 2^31 versions of one name */
+                : h->cap == 1 ? malloc(cap * sizeof *v)
+                              : realloc(h->at.v, cap * sizeof *v);
             if (v == NULL) {
                 rc = VSCHED_ENOMEM;
                 goto out;
             }
-            if (h->v == h->inline_v)
-                memcpy(v, h->inline_v, sizeof h->inline_v);
-            h->v = v;
+            if (h->cap == 1)
+                v[0] = h->at.one;
+            h->at.v = v;
             h->cap = cap;
         }
-        h->v[h->n++] = ver;
+        versions(h)[h->n++] = ver;
         d->n_versions++;
     }
 out:
@@ -156,6 +166,15 @@ out:
         d->visible = d->open;
     pthread_mutex_unlock(&d->lock);
     return rc;
+}
+
+const char *vsched__root_name(vsched__root_dir *d, const char *name,
+                              uint64_t hash)
+{
+    pthread_mutex_lock(&d->lock);
+    vsched__history *h = ensure(d, name, hash);
+    pthread_mutex_unlock(&d->lock);
+    return h != NULL ? h->name : NULL;
 }
 
 void vsched__root_end(vsched__root_dir *d)
@@ -215,7 +234,7 @@ int vsched_root_lookup(const vsched_root *r, const char *name,
     pthread_mutex_lock(&d->lock);
     const vsched__history *h = find(d, name, hash);
     for (size_t i = h != NULL ? h->n : 0; i-- > 0;) {
-        const vsched__version *v = &h->v[i];
+        const vsched__version *v = &versions_c(h)[i];
         if (v->epoch <= r->epoch) {
             *out = (vsched_source_info){v->state, v->incarnation,
                                         v->generation, v->content_hash};
@@ -258,15 +277,16 @@ size_t vsched_reclaim_source_versions(vsched *s)
             continue;
         /* The newest version at or below the floor is what the oldest
          * reader sees; everything before it is visible to no one. */
+        vsched__version *v = versions(h);
         size_t keep = 0;
         for (size_t k = h->n; k-- > 0;)
-            if (h->v[k].epoch <= floor) {
+            if (v[k].epoch <= floor) {
                 keep = k;
                 break;
             }
         if (keep > 0) {
-            memmove(h->v, h->v + keep, (h->n - keep) * sizeof *h->v);
-            h->n -= keep;
+            memmove(v, v + keep, (h->n - keep) * sizeof *v);
+            h->n -= (uint32_t)keep;
             freed += keep;
         }
     }
@@ -287,11 +307,12 @@ int vsched__test_published(vsched *s, const char *name, uint64_t incarnation,
     int found = 0;
     pthread_mutex_lock(&d->lock);
     const vsched__history *h = find_name(d, name);
+    const vsched__version *v = h != NULL ? versions_c(h) : NULL;
     for (size_t i = 0; h != NULL && i < h->n && !found; i++)
-        found = h->v[i].state == VSCHED_SOURCE_PRESENT &&
-                h->v[i].incarnation == incarnation &&
-                h->v[i].generation == generation &&
-                h->v[i].content_hash == content_hash;
+        found = v[i].state == VSCHED_SOURCE_PRESENT &&
+                v[i].incarnation == incarnation &&
+                v[i].generation == generation &&
+                v[i].content_hash == content_hash;
     pthread_mutex_unlock(&d->lock);
     return found;
 }
@@ -303,12 +324,13 @@ size_t vsched__test_conflicts(vsched *s)
     pthread_mutex_lock(&d->lock);
     for (size_t i = 0; i < d->cap; i++) {
         const vsched__history *h = d->slots[i];
+        const vsched__version *v = h != NULL ? versions_c(h) : NULL;
         for (size_t a = 0; h != NULL && a < h->n; a++)
             for (size_t b = a + 1; b < h->n; b++)
-                conflicts += h->v[a].state == VSCHED_SOURCE_PRESENT &&
-                             h->v[b].state == VSCHED_SOURCE_PRESENT &&
-                             h->v[a].incarnation == h->v[b].incarnation &&
-                             h->v[a].generation == h->v[b].generation;
+                conflicts += v[a].state == VSCHED_SOURCE_PRESENT &&
+                             v[b].state == VSCHED_SOURCE_PRESENT &&
+                             v[a].incarnation == v[b].incarnation &&
+                             v[a].generation == v[b].generation;
     }
     pthread_mutex_unlock(&d->lock);
     return conflicts;

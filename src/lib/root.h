@@ -22,7 +22,9 @@
  * Locks: the publication state (depth, open epoch) is guarded by the
  * scheduler lock, which every publisher holds; root_dir.lock (rank 2) guards
  * the history and the leases, and is held only briefly: by a put, the
- * closing of an epoch, a capture, a lookup, a release. The directory is
+ * closing of an epoch, a capture, a lookup, a release, a name kept for a
+ * new file object (vsched__root_name: the directory holds the one copy
+ * of every name its scheduler's file objects and dependents index use). The directory is
  * reference counted (scheduler + live roots), so a root may outlive its
  * scheduler.
  */
@@ -81,6 +83,13 @@ int vsched__root_put(vsched__root_dir *d, const char *name, uint64_t hash,
                      vsched_source_state state, uint64_t incarnation,
                      uint64_t generation, uint64_t content_hash);
 void vsched__root_end(vsched__root_dir *d);
+
+/* The directory's copy of `name` (hash as for vsched__root_put), made
+ * with an empty history when the name is new: one copy per name, valid
+ * until the directory is freed. Any lock but root_dir.lock may be held;
+ * NULL on exhaustion. */
+const char *vsched__root_name(vsched__root_dir *d, const char *name,
+                              uint64_t hash);
 
 void vsched__root_counts(vsched__root_dir *d, size_t *versions, size_t *roots);
 

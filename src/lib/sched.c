@@ -57,9 +57,15 @@ void vsched__unlock(vsched *s, vsched__pass *p)
 const char *vsched__intern(vsched *s, const char *str)
 {
     vsched__strings *t = &s->strings;
+    /* Names come in runs (one profile, one kind for a whole batch): the
+     * last hit first. */
+    if (t->n > 0 && strcmp(t->v[t->last], str) == 0)
+        return t->v[t->last];
     for (size_t i = 0; i < t->n; i++)
-        if (strcmp(t->v[i], str) == 0)
+        if (strcmp(t->v[i], str) == 0) {
+            t->last = i;
             return t->v[i];
+        }
     if (t->n == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 8;
         char **v = realloc(t->v, cap * sizeof *v);
@@ -71,6 +77,7 @@ const char *vsched__intern(vsched *s, const char *str)
     char *c = strdup(str);
     if (c == NULL)
         abort();
+    t->last = t->n;
     t->v[t->n++] = c;
     return c;
 }
@@ -133,6 +140,8 @@ int vsched_create(vsched **out, const vsched_options *opts)
         vsched_destroy(s);
         return VSCHED_ENOMEM;
     }
+    s->file_pool.names = s->root;
+    s->files.pool = &s->file_pool;
     if (pthread_create(&s->driver, NULL, vsched__driver_main, s) != 0) {
         vsched_destroy(s);
         return VSCHED_ENOMEM;
@@ -199,6 +208,7 @@ void vsched_destroy(vsched *s)
     vsched__dependents_fini(&s->dependents);
     vsched__units_fini(s);
     vsched__graph_fini(&s->graph);
+    vsched__filepool_fini(&s->file_pool); /* no object is referenced now */
     for (vsched__task *t = s->task_free; t != NULL;) {
         vsched__task *next = t->next_free;
         free(t);
@@ -316,23 +326,36 @@ void vsched__handle_signal(vsched_handle *h)
     }
 }
 
+/* The loader's context for resolving names: one per submission, reused
+ * for each of its requests (the probe task only collects diagnostics). */
+typedef struct resolver {
+    vsched__task probe;
+    vsched_ctx ctx;
+} resolver;
+
+static void resolver_init(vsched *s, resolver *r)
+{
+    memset(&r->probe, 0, sizeof r->probe);
+    r->probe.s = s;
+    vsched__ctx_init(&r->ctx, &r->probe);
+}
+
 /* Resolve the request's name and classify it through the loader (in the
  * caller's thread, before admission); failures are answered at admission
- * without a node. */
-static void handle_resolve(vsched *s, vsched_handle *h, const char *name,
-                           char kind[32])
+ * without a node. The resolver's diagnostics are emptied on return. */
+static void handle_resolve(vsched *s, resolver *r, vsched_handle *h,
+                           const char *name, char kind[32])
 {
     const vsched_loader_binding *lb = &s->opts.loader;
-    vsched__task probe = {.s = s};
-    vsched_ctx ctx;
-    vsched__ctx_init(&ctx, &probe);
+    vsched__task *probe = &r->probe;
+    const vsched_ctx *ctx = &r->ctx;
     char *canon = NULL;
     kind[0] = '\0';
     if (!lb->thread_safe)
         pthread_mutex_lock(&s->serial_loader);
-    int rc = lb->ops->realpath(lb->inst, &ctx, name, &canon);
+    int rc = lb->ops->realpath(lb->inst, ctx, name, &canon);
     if (rc == VSCHED_OK && canon != NULL &&
-        lb->ops->classify(lb->inst, &ctx, canon, kind, 32) != VSCHED_OK)
+        lb->ops->classify(lb->inst, ctx, canon, kind, 32) != VSCHED_OK)
         kind[0] = '\0';
     h->class_seq = atomic_fetch_add(&s->class_seq, 1) + 1;
     if (!lb->thread_safe)
@@ -341,20 +364,24 @@ static void handle_resolve(vsched *s, vsched_handle *h, const char *name,
     if (rc == VSCHED_OK && canon != NULL) {
         h->canonical = canon;
         h->result.name = canon;
-        vsched__diags_free(probe.diags, probe.n_diags);
-        return;
+    } else {
+        free(canon);
+        h->canonical = strdup(name);
+        h->result.name = h->canonical;
+        h->admit_status = rc < 0 ? rc : VSCHED_EINVAL;
+        /* The loader's own words, when it gave any, say more than the
+         * code. */
+        const char *why = probe->n_diags > 0 && probe->diags[0].message != NULL
+                              ? probe->diags[0].message
+                              : vsched_strerror(h->admit_status);
+        if (asprintf(&h->out.message, "%s: %s", name, why) < 0)
+            h->out.message = NULL;
     }
-    free(canon);
-    h->canonical = strdup(name);
-    h->result.name = h->canonical;
-    h->admit_status = rc < 0 ? rc : VSCHED_EINVAL;
-    /* The loader's own words, when it gave any, say more than the code. */
-    const char *why = probe.n_diags > 0 && probe.diags[0].message != NULL
-                          ? probe.diags[0].message
-                          : vsched_strerror(h->admit_status);
-    if (asprintf(&h->out.message, "%s: %s", name, why) < 0)
-        h->out.message = NULL;
-    vsched__diags_free(probe.diags, probe.n_diags);
+    if (probe->n_diags > 0) {
+        vsched__diags_free(probe->diags, probe->n_diags);
+        probe->diags = NULL;
+        probe->n_diags = 0;
+    }
 }
 
 static int request_valid(const vsched_request *r)
@@ -374,11 +401,17 @@ static int request_valid(const vsched_request *r)
 static void bind_all(vsched *s, vsched_handle *const *hs, size_t n,
                      char (*kinds)[32])
 {
+    const char *profile = NULL, *key = NULL;
     vsched__lock(s);
     for (size_t i = 0; i < n; i++) {
         vsched_handle *h = hs[i];
         h->kind = kinds[i][0] != '\0' ? vsched__intern(s, kinds[i]) : "";
-        h->profile_key = vsched__intern(s, h->result.profile);
+        /* A batch shares one copy of each run of equal profiles. */
+        if (h->result.profile != profile) {
+            profile = h->result.profile;
+            key = vsched__intern(s, profile);
+        }
+        h->profile_key = key;
         vsched__bind(s, h);
     }
     vsched__unlock(s, NULL);
@@ -408,7 +441,9 @@ int vsched_submit_request(vsched *s, const vsched_request *req,
     if (h == NULL)
         return VSCHED_ENOMEM;
     char kind[1][32];
-    handle_resolve(s, h, req->name, kind[0]);
+    resolver r;
+    resolver_init(s, &r);
+    handle_resolve(s, &r, h, req->name, kind[0]);
     bind_all(s, &h, 1, kind);
     int rc =
         vsched__submit_item(s, (vsched__item){VSCHED__ITEM_REQUEST, h, 0});
@@ -547,9 +582,11 @@ static vsched_batch *batch_new(vsched *s, const vsched_request *reqs, size_t n)
         batch_unref(b);
         return NULL;
     }
+    resolver r;
+    resolver_init(s, &r);
     for (size_t i = 0; i < n; i++) {
         hs[i] = &b->h[i];
-        handle_resolve(s, hs[i], reqs[i].name, kinds[i]);
+        handle_resolve(s, &r, hs[i], reqs[i].name, kinds[i]);
     }
     if (n > 0)
         bind_all(s, hs, n, kinds);

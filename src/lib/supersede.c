@@ -359,8 +359,8 @@ static void retire_file(vsched *s, vsched__file *f)
 vsched__file *vsched__rehome(vsched *s, vsched__file *f, const char *kind,
                              uint64_t class_seq, vsched__pass *p)
 {
-    size_t len = strlen(f->name);
-    vsched__file *nf = vsched__file_new(f->name, len, f->hash, f->lifetime);
+    vsched__file *nf =
+        vsched__file_new(s->files.pool, f->name, f->hash, f->lifetime);
     if (nf == NULL)
         abort(); /* admission cannot be half done */
     nf->kind = kind;
