@@ -286,6 +286,10 @@ static void runner_main(void *arg)
         if (n == 0) {
             s->runners[q]--;
             vsched__kick(s); /* a successor, if the budget ran out */
+            /* The last completions' tasks go back to the free list now,
+             * not to the allocator with this runner's pass. */
+            vsched__tasks_scrub(s, &p);
+            vsched__tasks_recycle(s, &p);
             break;
         }
         s->busy[q]++;
