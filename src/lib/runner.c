@@ -176,7 +176,10 @@ static int pass_empty(const vsched__pass *p)
  * only a submission arriving meanwhile waits for the batch (well under a
  * millisecond). A batch also leaves enough ready work of its queue for
  * each other runner, and a batch of loads stays inside the read-ahead
- * window.
+ * window. A node's started_ns is stamped when it is taken, so a later
+ * node of a batch reads up to the batch's earlier tasks early (at most
+ * RUNNER_BATCH x RUNNER_BATCH_NS on average); the task observer's times
+ * are read as each task runs.
  *
  * Liveness. A task of a batch that waits (vsched_wait from inside a
  * stage) may wait for work taken into the same batch after it: the pump
