@@ -359,6 +359,23 @@ static int refusing_realpath(void *inst, const vsched_ctx *ctx,
     return VSCHED_ENOENT;
 }
 
+/* Options running sy's executor behind loader `lo` on fresh pools of
+ * cpu_threads CPU threads and one I/O thread (the caller destroys them). */
+static vsched_options synth_options(synth *sy, const vsched_loader_ops *lo,
+                                    unsigned cpu_threads, vsched_pool **cpu,
+                                    vsched_pool **io)
+{
+    CU_ASSERT_EQUAL_FATAL(
+        vsched_pool_create(cpu, VSCHED_POOL_CPU, cpu_threads, 0), VSCHED_OK);
+    CU_ASSERT_EQUAL_FATAL(vsched_pool_create(io, VSCHED_POOL_IO, 1, 0),
+                          VSCHED_OK);
+    return (vsched_options){.size = sizeof(vsched_options),
+                            .cpu_pool = *cpu,
+                            .io_pool = *io,
+                            .loader = {lo, sy, 1},
+                            .executor = {&synth_executor_ops, sy, 1}};
+}
+
 static void a_refused_name_is_answered_with_its_own_words_alone(void)
 {
     synth sy = {.n = 4};
@@ -366,15 +383,7 @@ static void a_refused_name_is_answered_with_its_own_words_alone(void)
     vsched_loader_ops lo = synth_loader_ops;
     lo.realpath = refusing_realpath;
     vsched_pool *cpu = NULL, *io = NULL;
-    CU_ASSERT_EQUAL_FATAL(vsched_pool_create(&cpu, VSCHED_POOL_CPU, 1, 0),
-                          VSCHED_OK);
-    CU_ASSERT_EQUAL_FATAL(vsched_pool_create(&io, VSCHED_POOL_IO, 1, 0),
-                          VSCHED_OK);
-    vsched_options so = {.size = sizeof so,
-                         .cpu_pool = cpu,
-                         .io_pool = io,
-                         .loader = {&lo, &sy, 1},
-                         .executor = {&synth_executor_ops, &sy, 1}};
+    vsched_options so = synth_options(&sy, &lo, 1, &cpu, &io);
     vsched *s = NULL;
     CU_ASSERT_EQUAL_FATAL(vsched_create(&s, &so), VSCHED_OK);
     static const char *const names[] = {"bad-one", "f0", "bad-two", "f1",
@@ -436,15 +445,7 @@ static long run_files(size_t n, double *per_file)
                                    .profile = "release"};
     }
     vsched_pool *cpu = NULL, *io = NULL;
-    CU_ASSERT_EQUAL_FATAL(vsched_pool_create(&cpu, VSCHED_POOL_CPU, 2, 0),
-                          VSCHED_OK);
-    CU_ASSERT_EQUAL_FATAL(vsched_pool_create(&io, VSCHED_POOL_IO, 1, 0),
-                          VSCHED_OK);
-    vsched_options so = {.size = sizeof so,
-                         .cpu_pool = cpu,
-                         .io_pool = io,
-                         .loader = {&synth_loader_ops, &sy, 1},
-                         .executor = {&synth_executor_ops, &sy, 1}};
+    vsched_options so = synth_options(&sy, &synth_loader_ops, 2, &cpu, &io);
     long a0 = atomic_load(&n_allocs), f0 = atomic_load(&n_frees);
     vsched *s = NULL;
     CU_ASSERT_EQUAL_FATAL(vsched_create(&s, &so), VSCHED_OK);

@@ -1680,21 +1680,29 @@ static unsigned ra_settled_loads(void)
     return last;
 }
 
-static void loads_run_ahead_of_parsing_by_a_bounded_window(void)
+/* One CPU and one I/O thread, the parses of the first `armed` files held
+ * (the first one holds the CPU thread), the load counts at zero. */
+static void ra_start(sw_world *w, int armed)
 {
     atomic_store(&ra_loads, 0);
     atomic_store(&ra_urgent_loaded, 0);
-    sw_world w;
     sw_options o = {.cpu_threads = 1,
                     .io_threads = 1,
                     .content_of = ra_content,
                     .task_observer = ra_observe};
-    sw_start(&w, &o);
+    sw_start(w, &o);
     char name[32];
-    for (int i = 0; i < 200; i++) {
+    for (int i = 0; i < armed; i++) {
         snprintf(name, sizeof name, "S:f%04d.c", i);
-        sw_arm(name); /* the first parse holds the one CPU thread */
+        sw_arm(name);
     }
+}
+
+static void loads_run_ahead_of_parsing_by_a_bounded_window(void)
+{
+    sw_world w;
+    ra_start(&w, 200);
+    char name[32];
     static vsched_handle *h[RA_FILES + 1];
     for (int i = 0; i < RA_FILES; i++) {
         snprintf(name, sizeof name, "f%04d.c", i);
@@ -1727,21 +1735,12 @@ static void loads_run_ahead_of_parsing_by_a_bounded_window(void)
  * the window is full -- no fewer. */
 static void loads_fill_the_window_when_submitted_one_at_a_time(void)
 {
-    atomic_store(&ra_loads, 0);
-    sw_world w;
-    sw_options o = {.cpu_threads = 1,
-                    .io_threads = 1,
-                    .content_of = ra_content,
-                    .task_observer = ra_observe};
-    sw_start(&w, &o);
     enum {
         N = 100
     };
+    sw_world w;
+    ra_start(&w, N);
     char name[32];
-    for (int i = 0; i < N; i++) {
-        snprintf(name, sizeof name, "S:f%04d.c", i);
-        sw_arm(name);
-    }
     static vsched_handle *h[N];
     int waiting = 1;
     for (int i = 0; i < N; i++) {

@@ -207,6 +207,13 @@ static int step_of(const vsched__node *n, int phase)
     return n->kind == VSCHED__K_ANALYSIS ? 2 : 3;
 }
 
+static void run_ended(vsched__task *t, uint64_t *clock)
+{
+    uint64_t end = vsched__now_ns();
+    t->ran_ns = end - *clock + 1;
+    *clock = end;
+}
+
 /* Run t, timing it for its step's average: *clock is when it starts (a
  * batch's tasks run back to back, so one reading ends one and starts the
  * next); it becomes when it ended. */
@@ -214,14 +221,27 @@ static void run_timed(vsched__task *t, uint64_t *clock)
 {
     t->step = (int8_t)step_of(t->node, t->phase);
     vsched__task_execute(t);
-    uint64_t end = vsched__now_ns();
-    t->ran_ns = end - *clock + 1;
-    *clock = end;
+    run_ended(t, clock);
+}
+
+/* A later task of a batch: run, unless the scheduler began to stop since
+ * the batch was taken -- then it is answered as work that had not
+ * started (VSCHED_ESHUTDOWN, as destroy answers what is still queued). */
+static void run_member(vsched__task *t, uint64_t *clock)
+{
+    if (!atomic_load(&t->s->stopping)) {
+        run_timed(t, clock);
+        return;
+    }
+    t->status = VSCHED_ESHUTDOWN;
+    t->ran_ns = 0;
 }
 
 /* Lock held: t's run counts in its step's average. */
 static void note_run(vsched *s, const vsched__task *t)
 {
+    if (t->ran_ns == 0)
+        return; /* not run */
     uint64_t *avg = &s->step_ns[t->step];
     if (*avg == 0)
         *avg = t->ran_ns;
@@ -303,8 +323,9 @@ static void runner_main(void *arg)
         runner_batch rb = {s, batch, n, 0, running_batch};
         running_batch = &rb;
         uint64_t clock = vsched__now_ns();
+        run_timed(batch[rb.next++], &clock);
         while (rb.next < rb.n) /* a task that waits may run the rest */
-            run_timed(batch[rb.next++], &clock);
+            run_member(batch[rb.next++], &clock);
         running_batch = rb.outer;
         vsched__lock(s);
         vsched__tasks_recycle(s, &p);
@@ -323,7 +344,7 @@ static void drain_batch(void)
         vsched__task *t = rb->t[rb->next];
         rb->t[rb->next++] = NULL; /* integrated here, not by the runner */
         uint64_t clock = vsched__now_ns();
-        run_timed(t, &clock);
+        run_member(t, &clock);
         vsched__pass p = {0};
         vsched__lock(rb->s);
         vsched__inbox_absorb(rb->s, &p);
