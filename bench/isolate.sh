@@ -61,14 +61,15 @@ ex_build() { # ex_build LABEL ISOLATE
         sort) >"$RES/ex.$1.sums"
     echo "$_t"
 }
-ex_off() { ex_build off false; }
-ex_on() {
-    ex_build on true || return 1
-    cmp -s "$RES/ex.off.sums" "$RES/ex.on.sums" || {
-        echo "outputs differ from the plain build's"
+# same_sums PREFIX WHAT: the isolated build's checksums equal the plain one's.
+same_sums() {
+    cmp -s "$RES/$1.off.sums" "$RES/$1.on.sums" || {
+        echo "$2 differ from the plain build's"
         return 1
     }
 }
+ex_off() { ex_build off false; }
+ex_on() { ex_build on true && same_sums ex outputs; }
 say "example: cold build, isolate off / on"
 rounds example ex_off ex_on
 
@@ -85,13 +86,7 @@ tr_build() { # tr_build LABEL ISOLATE
     echo "$_line"
 }
 tr_off() { tr_build off false; }
-tr_on() {
-    tr_build on true || return 1
-    cmp -s "$RES/t.off.sums" "$RES/t.on.sums" || {
-        echo "objects differ from the plain build's"
-        return 1
-    }
-}
+tr_on() { tr_build on true && same_sums t objects; }
 say "tree: $FILES files, cold build, isolate off / on"
 rounds tree tr_off tr_on
 

@@ -127,24 +127,26 @@ uint8_t vr_r_u8(vr_rbuf *r)
     return p != NULL ? p[0] : 0;
 }
 
+/* The next n bytes as a little-endian number (0 past the end). */
+static uint64_t r_le(vr_rbuf *r, int n)
+{
+    const unsigned char *p = vr_r_take(r, (size_t)n);
+    uint64_t v = 0;
+    for (int i = 0; p != NULL && i < n; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
 /* Contract: see isolate_wire.h. */
 uint32_t vr_r_u32(vr_rbuf *r)
 {
-    const unsigned char *p = vr_r_take(r, 4);
-    uint32_t v = 0;
-    for (int i = 0; p != NULL && i < 4; i++)
-        v |= (uint32_t)p[i] << (8 * i);
-    return v;
+    return (uint32_t)r_le(r, 4);
 }
 
 /* Contract: see isolate_wire.h. */
 uint64_t vr_r_u64(vr_rbuf *r)
 {
-    const unsigned char *p = vr_r_take(r, 8);
-    uint64_t v = 0;
-    for (int i = 0; p != NULL && i < 8; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
+    return r_le(r, 8);
 }
 
 /* Contract: see isolate_wire.h. */
