@@ -121,8 +121,8 @@ static int integrate_source(vsched *s, vsched__task *t, vsched__pass *p)
         f->kind = vsched__intern(s, t->file_kind);
         f->class_seq = t->class_seq;
     }
-    vsched__root_put(s->root, f->name, f->hash, VSCHED_SOURCE_PRESENT,
-                     f->incarnation, f->generation, fa->content_hash);
+    vsched__root_put(s->root, f->name, VSCHED_SOURCE_PRESENT, f->incarnation,
+                     f->generation, fa->content_hash);
     if (f->analysis != NULL && !vsched__node_terminal(f->analysis))
         vsched__gate_on_blockers(s, f->analysis, p);
     return VSCHED_OK;

@@ -218,75 +218,56 @@ vsched__file *vsched__file_new(vsched__filepool *p, const char *name,
 
 /* ---- the dependents index --------------------------------------------------- */
 
-/* An entry lives in the index's arena until the index goes; its first
- * DEP_INLINE dependents are kept inline (most names have few), more in a
- * heap array. */
+/* An entry lives in the index's arena until the index goes, and is found
+ * from its name's word in the MVCC directory (vsched__root_word), so a
+ * blocker's entry costs no probe; its first DEP_INLINE dependents are kept
+ * inline (most names have few), more in a heap array. */
 #define DEP_INLINE 4
 typedef struct vsched__depentry {
-    uint64_t hash;
     vsched__filevec files; /* .v: inline_v, or the heap array */
     struct vsched__file *inline_v[DEP_INLINE];
     const char *name; /* the MVCC directory's copy (files.h), as f->name */
+    struct vsched__depentry *next; /* the index's list of its entries */
 } vsched__depentry;
 
-static size_t dep_slot(vsched__depentry *const *slots, size_t cap,
-                       const char *name, uint64_t hash)
+static vsched__depentry *dep_find(const vsched__file *named)
 {
-    return VSCHED__NAME_SLOT_P(vsched__depentry, slots, cap, name, hash);
-}
-
-static vsched__depentry *dep_find(const vsched__dependents *d,
-                                  const vsched__file *named)
-{
-    if (d->cap == 0)
-        return NULL;
-    return d->slots[dep_slot(d->slots, d->cap, named->name, named->hash)];
+    return *vsched__root_word(named->name);
 }
 
 static vsched__depentry *dep_ensure(vsched__dependents *d,
                                     const vsched__file *named)
 {
-    vsched__depentry *e = dep_find(d, named);
-    if (e != NULL)
-        return e;
-    if ((d->n + 1) * 4 > d->cap * 3) {
-        size_t cap = d->cap ? d->cap * 2 : 64;
-        vsched__depentry **slots = calloc(cap, sizeof *slots);
-        if (slots == NULL)
-            abort(); /* an unindexed dependent would miss invalidations */
-        for (size_t i = 0; i < d->cap; i++)
-            if (d->slots[i] != NULL)
-                slots[dep_slot(slots, cap, d->slots[i]->name,
-                               d->slots[i]->hash)] = d->slots[i];
-        free(d->slots);
-        d->slots = slots;
-        d->cap = cap;
-    }
-    e = vsched__arena_alloc(&d->arena, sizeof *e);
+    void **word = vsched__root_word(named->name);
+    if (*word != NULL)
+        return *word;
+    vsched__depentry *e = vsched__arena_alloc(&d->arena, sizeof *e);
     if (e == NULL)
-        abort();
-    e->hash = named->hash;
+        abort(); /* an unindexed dependent would miss invalidations */
     e->files = (vsched__filevec){e->inline_v, 0, DEP_INLINE};
     e->name = named->name;
-    d->slots[dep_slot(d->slots, d->cap, e->name, e->hash)] = e;
+    e->next = d->list;
+    d->list = e;
     d->n++;
+    *word = e;
     return e;
 }
 
 const vsched__filevec *vsched__dependents_of(const vsched *s,
                                              const vsched__file *named)
 {
-    const vsched__depentry *e = dep_find(&s->dependents, named);
+    (void)s;
+    const vsched__depentry *e = dep_find(named);
     return e != NULL ? &e->files : NULL;
 }
 
 void vsched__dependents_fini(vsched__dependents *d)
 {
-    for (size_t i = 0; i < d->cap; i++)
-        if (d->slots[i] != NULL &&
-            d->slots[i]->files.v != d->slots[i]->inline_v)
-            free(d->slots[i]->files.v);
-    free(d->slots);
+    for (vsched__depentry *e = d->list; e != NULL; e = e->next) {
+        if (e->files.v != e->inline_v)
+            free(e->files.v);
+        *vsched__root_word(e->name) = NULL;
+    }
     vsched__arena_fini(&d->arena);
     *d = (vsched__dependents){0};
 }
@@ -325,7 +306,7 @@ static void index_blockers(vsched *s, vsched__file *f, int add)
             dep_push(dep_ensure(&s->dependents, f->blockers[i]), f);
             continue;
         }
-        vsched__depentry *e = dep_find(&s->dependents, f->blockers[i]);
+        vsched__depentry *e = dep_find(f->blockers[i]);
         if (e != NULL)
             filevec_remove(&e->files, f);
     }

@@ -141,12 +141,14 @@ typedef struct vsched__files {
     vsched__filepool *pool; /* the scheduler's; kept by vsched__files_init */
 } vsched__files;
 
-/* The dependents index: blocker name -> files whose facts list it. Its
- * entries are never removed (a name's list may empty), so they live in an
- * arena freed with the index. */
+/* The dependents index: blocker name -> files whose facts list it. A
+ * name's entry hangs off its word in the MVCC directory (root.h), so it
+ * spans every object of the name. Entries are never removed (a name's
+ * list may empty), so they live in an arena freed with the index, which
+ * empties their words first. */
 typedef struct vsched__dependents {
-    struct vsched__depentry **slots;
-    size_t cap, n;
+    struct vsched__depentry *list; /* every entry */
+    size_t n;
     vsched__arena arena;
 } vsched__dependents;
 

@@ -1,9 +1,9 @@
 /*
  * names -- the one probe of libvsched's tables keyed by a source name:
- * the file table (files.c), the dependents index (files.c) and the MVCC
- * history (root.c). Each is open addressing over pointers to entries that
- * carry the name's hash (XXH3 of its bytes, computed once) and the name
- * itself, at offsets the table gives.
+ * the file table (files.c) and the MVCC history (root.c). Each is open
+ * addressing over pointers to entries that carry the name's hash (XXH3 of
+ * its bytes, computed once) and the name itself, at offsets the table
+ * gives.
  */
 #ifndef VSCHED_LIB_NAMES_H
 #define VSCHED_LIB_NAMES_H

@@ -14,6 +14,7 @@
 struct vsched__history {
     uint64_t hash;
     uint32_t n, cap; /* cap 1: the inline one */
+    void *word;      /* the scheduler's (vsched__root_word) */
     union {
         vsched__version one; /* cap == 1 */
         vsched__version *v;  /* cap > 1: a heap array */
@@ -108,6 +109,7 @@ static vsched__history *ensure(vsched__root_dir *d, const char *name,
     h->hash = hash;
     h->n = 0;
     h->cap = 1;
+    h->word = NULL;
     memcpy(h->name, name, len + 1);
     d->slots[slot_of(d->slots, d->cap, name, hash)] = h;
     d->n++;
@@ -123,7 +125,18 @@ void vsched__root_begin(vsched__root_dir *d)
     }
 }
 
-int vsched__root_put(vsched__root_dir *d, const char *name, uint64_t hash,
+/* The history whose name `kept` is (the directory's copy). */
+static vsched__history *history_of(const char *kept)
+{
+    return (vsched__history *)(void *)(kept - offsetof(vsched__history, name));
+}
+
+void **vsched__root_word(const char *kept)
+{
+    return &history_of(kept)->word;
+}
+
+int vsched__root_put(vsched__root_dir *d, const char *kept,
                      vsched_source_state state, uint64_t incarnation,
                      uint64_t generation, uint64_t content_hash)
 {
@@ -136,10 +149,8 @@ int vsched__root_put(vsched__root_dir *d, const char *name, uint64_t hash,
                            state};
     int rc = VSCHED_OK;
     pthread_mutex_lock(&d->lock);
-    vsched__history *h = ensure(d, name, hash);
-    if (h == NULL) {
-        rc = VSCHED_ENOMEM;
-    } else if (h->n > 0 && versions(h)[h->n - 1].epoch == d->open) {
+    vsched__history *h = history_of(kept);
+    if (h->n > 0 && versions(h)[h->n - 1].epoch == d->open) {
         /* Two changes of one name in one publication: the last wins. */
         versions(h)[h->n - 1] = ver;
     } else {

@@ -24,7 +24,8 @@
  * the history and the leases, and is held only briefly: by a put, the
  * closing of an epoch, a capture, a lookup, a release, a name kept for a
  * new file object (vsched__root_name: the directory holds the one copy
- * of every name its scheduler's file objects and dependents index use). The directory is
+ * of every name its scheduler's file objects and dependents index use,
+ * and keeps the scheduler's word for each: vsched__root_word). The directory is
  * reference counted (scheduler + live roots), so a root may outlive its
  * scheduler.
  */
@@ -76,10 +77,11 @@ void vsched__root_dir_release(vsched__root_dir *d);
 
 /* Publication (scheduler lock held). */
 void vsched__root_begin(vsched__root_dir *d);
-/* Record one version of `name` (hash: XXH3 of its bytes, as the file
- * table's) in the open publication. On exhaustion the version is lost and
+/* Record one version of the name `kept` -- the directory's own copy, as
+ * vsched__root_name returned it, so its history is found without a probe
+ * -- in the open publication. On exhaustion the version is lost and
  * lookups keep answering the previous one; VSCHED_ENOMEM. */
-int vsched__root_put(vsched__root_dir *d, const char *name, uint64_t hash,
+int vsched__root_put(vsched__root_dir *d, const char *kept,
                      vsched_source_state state, uint64_t incarnation,
                      uint64_t generation, uint64_t content_hash);
 void vsched__root_end(vsched__root_dir *d);
@@ -90,6 +92,13 @@ void vsched__root_end(vsched__root_dir *d);
  * NULL on exhaustion. */
 const char *vsched__root_name(vsched__root_dir *d, const char *name,
                               uint64_t hash);
+
+/* The scheduler's word kept with the name `kept` (the directory's copy,
+ * as for vsched__root_put): NULL until the scheduler stores there, which
+ * it does for the dependents index (files.c). The scheduler lock guards
+ * the word; leases never read it, and the scheduler empties every word it
+ * set before it lets the directory go. */
+void **vsched__root_word(const char *kept);
 
 void vsched__root_counts(vsched__root_dir *d, size_t *versions, size_t *roots);
 

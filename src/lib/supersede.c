@@ -339,8 +339,8 @@ int vsched__advance_generation(vsched *s, vsched__file *f, vsched__pass *p)
     sweep w = {{0}, {0}};
     vsched__root_begin(s->root);
     f->generation++;
-    vsched__root_put(s->root, f->name, f->hash, VSCHED_SOURCE_PENDING,
-                     f->incarnation, f->generation, 0);
+    vsched__root_put(s->root, f->name, VSCHED_SOURCE_PENDING, f->incarnation,
+                     f->generation, 0);
     int done = sweep_file(s, f, VSCHED_ESUPERSEDED, &w, p);
     vsched__invalidate_dependents(s, f, done, p);
     regate(s, f, &w, p);
@@ -378,8 +378,8 @@ vsched__file *vsched__rehome(vsched *s, vsched__file *f, const char *kind,
     f->successor = vsched__file_ref(nf);
     int done = sweep_file(s, f, VSCHED_ESUPERSEDED, &w, p);
     vsched__files_replace(&s->files, f, nf); /* nf's reference: the table's */
-    vsched__root_put(s->root, nf->name, nf->hash, VSCHED_SOURCE_PENDING,
-                     nf->incarnation, nf->generation, 0);
+    vsched__root_put(s->root, nf->name, VSCHED_SOURCE_PENDING, nf->incarnation,
+                     nf->generation, 0);
     vsched__invalidate_dependents(s, f, done, p);
     regate(s, nf, &w, p);
     vsched__root_end(s->root);
@@ -389,8 +389,8 @@ vsched__file *vsched__rehome(vsched *s, vsched__file *f, const char *kind,
 
 static void remove_file(vsched *s, vsched__file *f, sweep *w, vsched__pass *p)
 {
-    vsched__root_put(s->root, f->name, f->hash, VSCHED_SOURCE_ABSENT,
-                     f->incarnation, f->generation, 0);
+    vsched__root_put(s->root, f->name, VSCHED_SOURCE_ABSENT, f->incarnation,
+                     f->generation, 0);
     retire_file(s, f);
     int done = sweep_file(s, f, VSCHED_ESHUTDOWN, w, p);
     vsched__files_remove(&s->files, f);
@@ -426,7 +426,7 @@ void vsched__retire_all(vsched *s, int status, const char *reason,
         if (f == NULL)
             continue;
         if (publish)
-            vsched__root_put(s->root, f->name, f->hash, VSCHED_SOURCE_ABSENT,
+            vsched__root_put(s->root, f->name, VSCHED_SOURCE_ABSENT,
                              f->incarnation, f->generation, 0);
         retire_file(s, f);
         sweep_file(s, f, VSCHED_ESHUTDOWN, NULL, p);
