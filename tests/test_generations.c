@@ -298,6 +298,35 @@ static void analysis_gates_on_the_successor_of_a_removed_blocker(void)
     stop(s);
 }
 
+/* A blocker's edit reaches the files that fold it whatever became of the
+ * objects involved: in a fresh scheduler, after a reset (the dependents
+ * index went whole), and after the blocker was removed (its successor
+ * object is another than the one the dependent's facts hold). */
+static void a_blocker_edit_reaches_its_dependents_after_reset_and_remove(void)
+{
+    vsched *s = start(files, 2);
+    const vsched_result *r;
+    vsched_handle *h;
+    uint64_t folded = fnv("blocker h.h\n") * 1099511628211u;
+    for (int round = 0; round < 3; round++) {
+        if (round == 1)
+            vsched_reset(s);
+        if (round == 2)
+            CU_ASSERT_EQUAL(vsched_remove(s, "h.h"), 0);
+        CU_ASSERT_EQUAL(request(s, "a.c", VSCHED_STAGE_ANALYSIS, &r, &h), 0);
+        vsched_handle_release(h);
+        char text[32];
+        snprintf(text, sizeof text, "int h%d;\n", round);
+        vsched_handle *u = upsert(s, "h.h", text);
+        CU_ASSERT_EQUAL(vsched_wait(u, NULL), 0);
+        vsched_handle_release(u);
+        CU_ASSERT_EQUAL(request(s, "a.c", VSCHED_STAGE_ANALYSIS, &r, &h), 0);
+        CU_ASSERT_EQUAL(r->analysis_hash, folded ^ fnv(text));
+        vsched_handle_release(h);
+    }
+    stop(s);
+}
+
 static void reset_returns_all_occupancy_to_zero(void)
 {
     vsched *s = start(files, 2);
@@ -968,6 +997,8 @@ static const vr_cu_test tests[] = {
      remove_answers_waiters_with_shutdown},
     {"analysis_gates_on_the_successor_of_a_removed_blocker",
      analysis_gates_on_the_successor_of_a_removed_blocker},
+    {"a_blocker_edit_reaches_its_dependents_after_reset_and_remove",
+     a_blocker_edit_reaches_its_dependents_after_reset_and_remove},
     {"reset_returns_all_occupancy_to_zero",
      reset_returns_all_occupancy_to_zero},
     {"source_request_joins_live_source_and_gets_integrated_deps",
