@@ -211,6 +211,10 @@ typedef struct vsched__pass {
      * list at this thread's next hold of the lock (clean), or are freed
      * with the pass. */
     struct vsched__task *spent, *clean;
+    /* A clock reading that stands for "now" under this hold, or 0: a
+     * runner sets it to the end of the runs it integrates, so the nodes
+     * they finish are stamped without a clock read each. */
+    uint64_t clock;
 } vsched__pass;
 
 /* The argument of a runner task: its scheduler and queue. */

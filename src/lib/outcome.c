@@ -171,7 +171,11 @@ static vsched__unit *finish(vsched *s, vsched__node *n,
     if (n->why != why)
         vsched__outcome_free(n->why);
     n->why = why;
-    n->finished_ns = vsched__now_ns();
+    /* The hold's reading, unless the node started after it (another
+     * runner took it meanwhile). */
+    n->finished_ns = p->clock != 0 && p->clock >= n->started_ns
+                         ? p->clock
+                         : vsched__now_ns();
     if (n->started_ns == 0)
         n->started_ns = n->finished_ns;
     s->graph.edges -= n->xdeps;

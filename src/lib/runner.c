@@ -108,7 +108,7 @@ void vsched__kick(vsched *s)
 /* Take the best ready node of queue q (with `only`, of that key) and
  * start it: its task, or NULL. */
 static vsched__task *take_ready(vsched *s, int q, vsched__pass *p,
-                                const vsched__rqkey *only)
+                                const vsched__rqkey *only, uint64_t now)
 {
     if (q == VSCHED__Q_IO && vsched__io_gated(s)) {
         s->io_held = 1;
@@ -148,7 +148,7 @@ static vsched__task *take_ready(vsched *s, int q, vsched__pass *p,
             return NULL;
         }
         n->task = t;
-        vsched__node_start(n, vsched__now_ns());
+        vsched__node_start(n, now);
         vsched__node_unref(s, n); /* the task holds its own reference */
         return t;
     }
@@ -281,6 +281,7 @@ static void runner_main(void *arg)
     vsched__pass p = {0};
     vsched__task *batch[RUNNER_BATCH];
     size_t n = 0;
+    uint64_t clock = 0; /* when the batch's last run ended */
     unsigned budget = RUNNER_BUDGET;
     vsched__lock(s);
     for (;;) {
@@ -288,15 +289,18 @@ static void runner_main(void *arg)
             /* What was submitted before these completions is admitted
              * before they are integrated. */
             vsched__inbox_absorb(s, &p);
+            p.clock = clock; /* when the last of them ended */
             for (size_t i = 0; i < n; i++)
                 if (batch[i] != NULL)
                     integrate(s, batch[i], &p);
+            p.clock = 0;
             n = 0;
         }
         vsched__rqkey key;
+        uint64_t now = vsched__now_ns(); /* the batch's start */
         while (!atomic_load(&s->stopping) && budget > 0 &&
                (n == 0 || take_more(s, q, n))) {
-            vsched__task *t = take_ready(s, q, &p, n > 0 ? &key : NULL);
+            vsched__task *t = take_ready(s, q, &p, n > 0 ? &key : NULL, now);
             if (t == NULL)
                 break;
             if (n == 0)
@@ -322,7 +326,7 @@ static void runner_main(void *arg)
             vsched__pass_run(s, &p);
         runner_batch rb = {s, batch, n, 0, running_batch};
         running_batch = &rb;
-        uint64_t clock = vsched__now_ns();
+        clock = vsched__now_ns();
         run_timed(batch[rb.next++], &clock);
         while (rb.next < rb.n) /* a task that waits may run the rest */
             run_member(batch[rb.next++], &clock);
@@ -361,7 +365,8 @@ void vsched__pump_until(vsched *s, const void *addr, const atomic_int *flag)
     atomic_fetch_add(&s->inside, 1);
     vsched__lock(s);
     while (!atomic_load(flag) && !atomic_load(&s->stopping)) {
-        vsched__task *t = take_ready(s, VSCHED__Q_CPU, &p, NULL);
+        vsched__task *t =
+            take_ready(s, VSCHED__Q_CPU, &p, NULL, vsched__now_ns());
         vsched__kick(s);
         vsched__unlock(s, &p);
         vsched__pass_run(s, &p);
