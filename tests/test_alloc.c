@@ -14,6 +14,8 @@
  *     reference went on another thread is the memory the next new object
  *     gets, with no allocation, and every object of a name points at the
  *     MVCC directory's one copy of it;
+ *   - a batch of new names grows each name table and the id index once,
+ *     to the size the batch needs, and a batch of known names none;
  *   - the id index finds every allocated node and none that was freed,
  *     through any order of frees and re-allocations;
  *   - a batch resolves its names through one loader context: a name the
@@ -71,11 +73,17 @@ void *__wrap_malloc(size_t n)
     return p;
 }
 
+/* Zeroed arrays of 64 or more pointers, a power of two of them: the
+ * shape of the name tables' and the id index's slot arrays. */
+static atomic_long n_tables;
+
 void *__wrap_calloc(size_t k, size_t n)
 {
     void *p = __real_calloc(k, n);
     if (p != NULL)
         atomic_fetch_add_explicit(&n_allocs, 1, memory_order_relaxed);
+    if (p != NULL && n == sizeof(void *) && k >= 64 && (k & (k - 1)) == 0)
+        atomic_fetch_add_explicit(&n_tables, 1, memory_order_relaxed);
     return p;
 }
 
@@ -423,6 +431,69 @@ static void a_refused_name_is_answered_with_its_own_words_alone(void)
     vsched_pool_destroy(cpu);
 }
 
+/* One atomic batch of the n synth files, waited for; returns the slot
+ * arrays the tables allocated meanwhile. */
+static long batch_tables(vsched *s, const synth *sy, size_t n,
+                         const vsched_request *reqs)
+{
+    const vsched_result **res = calloc(n, sizeof *res);
+    CU_ASSERT_FATAL(res != NULL);
+    long t0 = atomic_load(&n_tables);
+    vsched_batch *b = NULL;
+    CU_ASSERT_EQUAL_FATAL(vsched_submit_batch_atomic(s, reqs, n, &b),
+                          VSCHED_OK);
+    CU_ASSERT_EQUAL(vsched_wait_batch(b, res), VSCHED_OK);
+    long tables = atomic_load(&n_tables) - t0;
+    size_t wrong = 0;
+    for (size_t i = 0; i < n; i++)
+        wrong += res[i]->status != VSCHED_OK ||
+                 res[i]->n_blockers != synth_blockers_of(sy, i);
+    CU_ASSERT_EQUAL(wrong, 0);
+    vsched_batch_release(b);
+    free(res);
+    return tables;
+}
+
+/* A batch of new names grows the file table, the MVCC directory and the
+ * id index once each, to the size the whole batch needs (each growth
+ * rereads every entry), not once per doubling; a batch of names already
+ * there grows nothing (the room made is what new names need). */
+static void a_batch_grows_each_table_once_and_only_for_new_names(void)
+{
+    enum {
+        N = 4000
+    };
+    synth sy = {.n = N};
+    CU_ASSERT_EQUAL_FATAL(synth_parse_strides(&sy, "7,14,21"), 0);
+    CU_ASSERT_EQUAL_FATAL(synth_count(&sy), 0);
+    vsched_request *reqs = calloc(N, sizeof *reqs);
+    char *names = malloc(N * 12);
+    CU_ASSERT_FATAL(reqs != NULL && names != NULL);
+    for (size_t i = 0; i < N; i++) {
+        synth_name(names + i * 12, 12, i);
+        reqs[i] = (vsched_request){.name = names + i * 12,
+                                   .stage = VSCHED_STAGE_ARTIFACT,
+                                   .profile = "release"};
+    }
+    vsched_pool *cpu = NULL, *io = NULL;
+    vsched_options so = synth_options(&sy, &synth_loader_ops, 2, &cpu, &io);
+    vsched *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(vsched_create(&s, &so), VSCHED_OK);
+    long first = batch_tables(s, &sy, N, reqs);
+    long again = batch_tables(s, &sy, N, reqs);
+    printf("\n  slot arrays allocated: %ld by a batch of %d new names, %ld "
+           "by the same batch again ",
+           first, (int)N, again);
+    CU_ASSERT(first >= 1 && first <= 3);
+    CU_ASSERT_EQUAL(again, 0);
+    vsched_destroy(s);
+    vsched_pool_destroy(io);
+    vsched_pool_destroy(cpu);
+    synth_free(&sy);
+    free(names);
+    free(reqs);
+}
+
 /* At most this many heap allocations per file for a whole run. */
 #define ALLOCS_PER_FILE 7.1
 
@@ -499,6 +570,8 @@ static void a_run_allocates_a_bounded_flat_count_per_file_and_frees_it(void)
 }
 
 static const vr_cu_test tests[] = {
+    {"a_batch_grows_each_table_once_and_only_for_new_names",
+     a_batch_grows_each_table_once_and_only_for_new_names},
     {"the_id_index_finds_exactly_the_allocated_nodes",
      the_id_index_finds_exactly_the_allocated_nodes},
     {"a_refused_name_is_answered_with_its_own_words_alone",

@@ -302,8 +302,12 @@ void vsched__admit_batch(vsched *s, vsched_batch *b, vsched__pass *p)
 {
     /* One batch, one publication: a root sees all of it or none. */
     vsched__root_begin(s->root);
-    for (size_t i = 0; i < b->n; i++)
+    for (size_t i = 0; i < b->n; i++) {
+        /* Each request makes at most its three stage nodes. */
+        s->graph.ids_bulk = 3 * (b->n - 1 - i);
         vsched__admit(s, &b->h[i], p);
+    }
+    s->graph.ids_bulk = 0;
     vsched__readmit_drain(s, p);
     vsched__root_end(s->root);
 }

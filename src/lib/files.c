@@ -436,6 +436,9 @@ vsched__file *vsched__files_find(const vsched__files *t, const char *name)
 static int grow(vsched__files *t)
 {
     size_t cap = t->cap ? t->cap * 2 : 64;
+    size_t want = t->n + 1 + t->bulk;
+    while (want * 4 > cap * 3 && cap < ((size_t)1 << 40))
+        cap *= 2;
     vsched__file **slots = calloc(cap, sizeof *slots);
     if (slots == NULL)
         return VSCHED_ENOMEM;
@@ -467,7 +470,7 @@ vsched__file *vsched__files_ensure_h(vsched__files *t, const char *name,
         return f;
     if ((t->n + 1) * 4 > t->cap * 3 && grow(t) != VSCHED_OK)
         return NULL;
-    const char *kept = vsched__root_name(t->pool->names, name, hash);
+    const char *kept = vsched__root_name(t->pool->names, name, hash, t->bulk);
     if (kept == NULL || (f = vsched__file_new(t->pool, kept, hash, 0)) == NULL)
         return NULL;
     t->slots[slot_of(t->slots, t->cap, name, hash)] = f;

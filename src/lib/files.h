@@ -139,6 +139,11 @@ typedef struct vsched__files {
     size_t cap; /* power of two */
     size_t n;
     vsched__filepool *pool; /* the scheduler's; kept by vsched__files_init */
+    /* Names still expected in a bulk binding, or 0: a growth makes room
+     * for them at once (in the table and the MVCC directory), so a large
+     * batch rehashes once (each rehash reads every object) instead of
+     * once per doubling. */
+    size_t bulk;
 } vsched__files;
 
 /* The dependents index: blocker name -> files whose facts list it. A

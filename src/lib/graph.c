@@ -125,6 +125,9 @@ static size_t id_slot(vsched__node *const *t, size_t cap, uint64_t id)
 static int ids_grow(vsched__graph *g)
 {
     size_t cap = g->ids_cap ? g->ids_cap * 2 : 1024;
+    size_t want = g->ids_n + 1 + g->ids_bulk;
+    while (want * 4 > cap * 3 && cap < ((size_t)1 << 40))
+        cap *= 2;
     vsched__node **t = calloc(cap, sizeof *t);
     if (t == NULL)
         return VSCHED_ENOMEM;

@@ -136,6 +136,10 @@ typedef struct vsched__graph {
     /* Id index: open addressing, id -> node, for every allocated node. */
     vsched__node **ids;
     size_t ids_cap, ids_n;
+    /* Insertions still expected in a bulk admission, or 0: a growth makes
+     * room for them at once, so a large batch rehashes the index once
+     * (each rehash reads every node) instead of once per doubling. */
+    size_t ids_bulk;
     vsched__node *free_list;    /* recycled node memory */
     void *slabs;                /* node memory, in slabs (a list) */
     size_t live;                /* nodes in the structure */

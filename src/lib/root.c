@@ -84,13 +84,15 @@ static vsched__history *find(const vsched__root_dir *d, const char *name,
 }
 
 static vsched__history *ensure(vsched__root_dir *d, const char *name,
-                               uint64_t hash)
+                               uint64_t hash, size_t more)
 {
     vsched__history *h = find(d, name, hash);
     if (h != NULL)
         return h;
     if ((d->n + 1) * 4 > d->cap * 3) {
         size_t cap = d->cap ? d->cap * 2 : 64;
+        while ((d->n + 1 + more) * 4 > cap * 3 && cap < ((size_t)1 << 40))
+            cap *= 2;
         vsched__history **ns = calloc(cap, sizeof *ns);
         if (ns == NULL)
             return NULL;
@@ -180,10 +182,10 @@ out:
 }
 
 const char *vsched__root_name(vsched__root_dir *d, const char *name,
-                              uint64_t hash)
+                              uint64_t hash, size_t more)
 {
     pthread_mutex_lock(&d->lock);
-    vsched__history *h = ensure(d, name, hash);
+    vsched__history *h = ensure(d, name, hash, more);
     pthread_mutex_unlock(&d->lock);
     return h != NULL ? h->name : NULL;
 }

@@ -86,12 +86,13 @@ int vsched__root_put(vsched__root_dir *d, const char *kept,
                      uint64_t generation, uint64_t content_hash);
 void vsched__root_end(vsched__root_dir *d);
 
-/* The directory's copy of `name` (hash as for vsched__root_put), made
- * with an empty history when the name is new: one copy per name, valid
- * until the directory is freed. Any lock but root_dir.lock may be held;
+/* The directory's copy of `name` (hash: XXH3 of its bytes, as the file
+ * table's), made with an empty history when the name is new: one copy per
+ * name, valid until the directory is freed. `more`: new names still
+ * expected (a growth hint: room for them is made at once). Any lock but root_dir.lock may be held;
  * NULL on exhaustion. */
 const char *vsched__root_name(vsched__root_dir *d, const char *name,
-                              uint64_t hash);
+                              uint64_t hash, size_t more);
 
 /* The scheduler's word kept with the name `kept` (the directory's copy,
  * as for vsched__root_put): NULL until the scheduler stores there, which

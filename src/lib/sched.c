@@ -412,8 +412,10 @@ static void bind_all(vsched *s, vsched_handle *const *hs, size_t n,
             key = vsched__intern(s, profile);
         }
         h->profile_key = key;
+        s->files.bulk = n - 1 - i; /* a growth hint (files.h) */
         vsched__bind(s, h);
     }
+    s->files.bulk = 0;
     vsched__unlock(s, NULL);
 }
 
