@@ -36,7 +36,7 @@
  *   6. park buckets          park.c; leaves
  * Every acquisition of the scheduler lock goes through vsched__lock /
  * vsched__unlock, which also hand the snapshot frees requested under it to
- * the unlocking thread (no plugin call ever runs under it). A thread that
+ * the unlocking thread (no plugin call ever runs under it). A runner that
  * finds it taken tries again for a few microseconds before it sleeps on
  * it (sched.c: holds are shorter than a sleep and a wake).
  */
