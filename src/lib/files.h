@@ -142,7 +142,9 @@ typedef struct vsched__files {
     /* Names still expected in a bulk binding, or 0: a growth makes room
      * for them at once (in the table and the MVCC directory), so a large
      * batch rehashes once (each rehash reads every object) instead of
-     * once per doubling. */
+     * once per doubling. At worst (a batch naming one new file n times)
+     * the room is for n names: under 22 bytes of slots per request, and
+     * as much in the MVCC directory. */
     size_t bulk;
 } vsched__files;
 

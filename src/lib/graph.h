@@ -138,7 +138,10 @@ typedef struct vsched__graph {
     size_t ids_cap, ids_n;
     /* Insertions still expected in a bulk admission, or 0: a growth makes
      * room for them at once, so a large batch rehashes the index once
-     * (each rehash reads every node) instead of once per doubling. */
+     * (each rehash reads every node) instead of once per doubling. At
+     * worst (a batch naming one file n times) the room is for 3n nodes
+     * that never come: at most 64 bytes of slots per request, against the
+     * 360 its handle costs. */
     size_t ids_bulk;
     vsched__node *free_list;    /* recycled node memory */
     void *slabs;                /* node memory, in slabs (a list) */
