@@ -431,6 +431,33 @@ static void a_refused_name_is_answered_with_its_own_words_alone(void)
     vsched_pool_destroy(cpu);
 }
 
+/* Artifact requests for the synth files f0..f<n-1> (names in *names, the
+ * caller frees both). */
+static vsched_request *synth_requests(size_t n, char **names)
+{
+    vsched_request *reqs = calloc(n, sizeof *reqs);
+    *names = malloc(n * 12);
+    CU_ASSERT_FATAL(reqs != NULL && *names != NULL);
+    for (size_t i = 0; i < n; i++) {
+        synth_name(*names + i * 12, 12, i);
+        reqs[i] = (vsched_request){.name = *names + i * 12,
+                                   .stage = VSCHED_STAGE_ARTIFACT,
+                                   .profile = "release"};
+    }
+    return reqs;
+}
+
+/* How many of the n results are not OK with the expected blockers. */
+static size_t wrong_results(const synth *sy, const vsched_result **res,
+                            size_t n)
+{
+    size_t wrong = 0;
+    for (size_t i = 0; i < n; i++)
+        wrong += res[i]->status != VSCHED_OK ||
+                 res[i]->n_blockers != synth_blockers_of(sy, i);
+    return wrong;
+}
+
 /* One atomic batch of the n synth files, waited for; returns the slot
  * arrays the tables allocated meanwhile. */
 static long batch_tables(vsched *s, const synth *sy, size_t n,
@@ -444,11 +471,7 @@ static long batch_tables(vsched *s, const synth *sy, size_t n,
                           VSCHED_OK);
     CU_ASSERT_EQUAL(vsched_wait_batch(b, res), VSCHED_OK);
     long tables = atomic_load(&n_tables) - t0;
-    size_t wrong = 0;
-    for (size_t i = 0; i < n; i++)
-        wrong += res[i]->status != VSCHED_OK ||
-                 res[i]->n_blockers != synth_blockers_of(sy, i);
-    CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT_EQUAL(wrong_results(sy, res, n), 0);
     vsched_batch_release(b);
     free(res);
     return tables;
@@ -466,15 +489,8 @@ static void a_batch_grows_each_table_once_and_only_for_new_names(void)
     synth sy = {.n = N};
     CU_ASSERT_EQUAL_FATAL(synth_parse_strides(&sy, "7,14,21"), 0);
     CU_ASSERT_EQUAL_FATAL(synth_count(&sy), 0);
-    vsched_request *reqs = calloc(N, sizeof *reqs);
-    char *names = malloc(N * 12);
-    CU_ASSERT_FATAL(reqs != NULL && names != NULL);
-    for (size_t i = 0; i < N; i++) {
-        synth_name(names + i * 12, 12, i);
-        reqs[i] = (vsched_request){.name = names + i * 12,
-                                   .stage = VSCHED_STAGE_ARTIFACT,
-                                   .profile = "release"};
-    }
+    char *names = NULL;
+    vsched_request *reqs = synth_requests(N, &names);
     vsched_pool *cpu = NULL, *io = NULL;
     vsched_options so = synth_options(&sy, &synth_loader_ops, 2, &cpu, &io);
     vsched *s = NULL;
@@ -505,16 +521,10 @@ static long run_files(size_t n, double *per_file)
     synth sy = {.n = n};
     CU_ASSERT_EQUAL_FATAL(synth_parse_strides(&sy, "7,14,21"), 0);
     CU_ASSERT_EQUAL_FATAL(synth_count(&sy), 0);
-    vsched_request *reqs = calloc(n, sizeof *reqs);
-    char *names = malloc(n * 12);
+    char *names = NULL;
+    vsched_request *reqs = synth_requests(n, &names);
     const vsched_result **res = calloc(n, sizeof *res);
-    CU_ASSERT_FATAL(reqs != NULL && names != NULL && res != NULL);
-    for (size_t i = 0; i < n; i++) {
-        synth_name(names + i * 12, 12, i);
-        reqs[i] = (vsched_request){.name = names + i * 12,
-                                   .stage = VSCHED_STAGE_ARTIFACT,
-                                   .profile = "release"};
-    }
+    CU_ASSERT_FATAL(res != NULL);
     vsched_pool *cpu = NULL, *io = NULL;
     vsched_options so = synth_options(&sy, &synth_loader_ops, 2, &cpu, &io);
     long a0 = atomic_load(&n_allocs), f0 = atomic_load(&n_frees);
@@ -524,11 +534,7 @@ static long run_files(size_t n, double *per_file)
     CU_ASSERT_EQUAL_FATAL(vsched_submit_batch_atomic(s, reqs, n, &b),
                           VSCHED_OK);
     CU_ASSERT_EQUAL(vsched_wait_batch(b, res), VSCHED_OK);
-    size_t wrong = 0;
-    for (size_t i = 0; i < n; i++)
-        wrong += res[i]->status != VSCHED_OK ||
-                 res[i]->n_blockers != synth_blockers_of(&sy, i);
-    CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT_EQUAL(wrong_results(&sy, res, n), 0);
     vsched_destroy(s);
     /* The results outlive the scheduler, names too. */
     size_t misnamed = 0;
