@@ -176,10 +176,13 @@ static int pass_empty(const vsched__pass *p)
  * only a submission arriving meanwhile waits for the batch (well under a
  * millisecond). A batch also leaves enough ready work of its queue for
  * each other runner, and a batch of loads stays inside the read-ahead
- * window. A node's started_ns is stamped when it is taken, so a later
- * node of a batch reads up to the batch's earlier tasks early (at most
- * RUNNER_BATCH x RUNNER_BATCH_NS on average); the task observer's times
- * are read as each task runs.
+ * window. A batch's nodes take one clock reading as their started_ns,
+ * read when the batch is taken, so a later node of a batch reads up to
+ * the batch's earlier tasks early (at most RUNNER_BATCH x RUNNER_BATCH_NS
+ * on average); what the batch's completions finish is stamped with the
+ * end of its last run (unless it started after that), read before the
+ * lock is taken again. The task observer's times are read as each task
+ * runs.
  *
  * Liveness. A task of a batch that waits (vsched_wait from inside a
  * stage) may wait for work taken into the same batch after it: the pump
