@@ -65,6 +65,39 @@ static void sweep_removes_dead_writers_files_and_keeps_the_rest(void)
     mock_rm_rf(d);
 }
 
+/* The sweep enters directories, not links to them, and removes a dead
+ * writer's link as it removes its file. */
+static void sweep_enters_directories_not_links_to_them(void)
+{
+    char *d = mock_tmpdir("vp");
+    char *other = mock_tmpdir("vp-other");
+    char deep[96], there[64], link_name[64];
+    pid_t gone = dead_pid();
+    snprintf(deep, sizeof deep, "a/b/c/d.o.tmp.%ld.1", (long)gone);
+    snprintf(there, sizeof there, "x.o.tmp.%ld.2", (long)gone);
+    snprintf(link_name, sizeof link_name, "l.o.tmp.%ld.3", (long)gone);
+    mock_put(d, deep, "partial");
+    mock_put(other, there, "another tree's");
+    char *into = mock_path2(d, "linked");
+    EXPECT_INT(symlink(other, into), 0);
+    char *dangling = mock_path2(d, link_name);
+    EXPECT_INT(symlink("/nonexistent/vsched-vp", dangling), 0);
+    EXPECT_INT(vp_sweep_stale(d), 2); /* the deep file and the link */
+    char *p = mock_path2(d, deep);
+    EXPECT_INT(access(p, F_OK), -1);
+    struct stat st;
+    EXPECT_INT(lstat(dangling, &st), -1);
+    char *q = mock_path2(other, there);
+    EXPECT_INT(access(q, F_OK), 0); /* behind the link: not entered */
+    EXPECT_INT(lstat(into, &st), 0);
+    free(p);
+    free(q);
+    free(into);
+    free(dangling);
+    mock_rm_rf(d);
+    mock_rm_rf(other);
+}
+
 /* tmp is OUT.tmp.PID.N followed by 16 lowercase hex digits. */
 static int tmp_name_is(const char *tmp, const char *out, unsigned long n)
 {
@@ -234,6 +267,7 @@ static void names_and_paths(void)
 static const vr_cu_test tests[] = {
     T_(tmp_owner_reads_the_pid_of_tmp_pid_dot_only),
     T_(sweep_removes_dead_writers_files_and_keeps_the_rest),
+    T_(sweep_enters_directories_not_links_to_them),
     T_(tmp_create_is_exclusive_unguessable_and_counts_on),
     T_(run_captures_output_up_to_the_cap_and_marks_the_cut),
     T_(run_failures_spawn_stdout_file_and_empty_argv),
