@@ -133,13 +133,18 @@ static void walk_finds_nested_files_sorted_and_skips_the_rest(void)
     snprintf(path, sizeof path, "%s/src/loop", tree);
     snprintf(target, sizeof target, "%s/src", tree);
     CU_ASSERT(symlink(target, path) == 0); /* a loop for ** */
+    snprintf(path, sizeof path, "%s/src/linked.c", tree);
+    CU_ASSERT(symlink("a.c", path) == 0); /* a link to a source is one */
+    snprintf(path, sizeof path, "%s/src/pipe.c", tree);
+    CU_ASSERT(mkfifo(path, 0600) == 0); /* a fifo is none */
     expect_expand("src/**/*.c",
-                  "src/a.c|src/b.c|src/dir.c/inside.c|src/odd name $(x);.c|"
-                  "src/x/c.c|src/x/y/d.c");
-    expect_expand("src/*.c", "src/a.c|src/b.c|src/odd name $(x);.c");
+                  "src/a.c|src/b.c|src/dir.c/inside.c|src/linked.c|"
+                  "src/odd name $(x);.c|src/x/c.c|src/x/y/d.c");
+    expect_expand("src/*.c",
+                  "src/a.c|src/b.c|src/linked.c|src/odd name $(x);.c");
     expect_expand("src/**", "src/a.c|src/b.c|src/dir.c/inside.c|"
-                            "src/odd name $(x);.c|src/x/c.c|src/x/y/d.c|"
-                            "src/x/y/d.h");
+                            "src/linked.c|src/odd name $(x);.c|src/x/c.c|"
+                            "src/x/y/d.c|src/x/y/d.h");
     expect_expand("src/**/**/*.h", "src/x/y/d.h"); /* reached twice, once */
     expect_expand("src/loop/a.c", "src/loop/a.c"); /* named through a link */
     expect_expand("nothere/**/*.c", "");

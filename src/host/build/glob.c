@@ -134,12 +134,25 @@ static int broken_link(const walk *w, const char *rel)
     return broken;
 }
 
-/* The entry names of ROOT/rel, sorted (heap array of heap strings). */
-static char **list_dir(const walk *w, const char *rel, size_t *n)
+/* A directory entry: its name and what readdir says it is (DT_*, or
+ * DT_UNKNOWN where the file system does not say), so a regular file or a
+ * real directory is known without a stat. */
+typedef struct entry {
+    char *name;
+    unsigned char type;
+} entry;
+
+static int cmp_entry(const void *a, const void *b)
+{
+    return strcmp(((const entry *)a)->name, ((const entry *)b)->name);
+}
+
+/* The entries of ROOT/rel, sorted by name (heap array, heap names). */
+static entry *list_dir(const walk *w, const char *rel, size_t *n)
 {
     char *f = full_path(w, rel);
     DIR *d = opendir(f);
-    char **v = NULL;
+    entry *v = NULL;
     *n = 0;
     if (d == NULL) {
         /* Absent, or no directory: nothing there to match. Anything else
@@ -155,12 +168,27 @@ static char **list_dir(const walk *w, const char *rel, size_t *n)
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
         v = vr_xrealloc(v, (*n + 1) * sizeof *v);
-        v[(*n)++] = vr_xstrdup(e->d_name);
+        v[(*n)++] = (entry){vr_xstrdup(e->d_name), e->d_type};
     }
     closedir(d);
     if (*n > 1)
-        qsort(v, *n, sizeof *v, cmp_str);
+        qsort(v, *n, sizeof *v, cmp_entry);
     return v;
+}
+
+/* kind_of for an entry of ROOT/rel's listing: readdir's type where it
+ * settles the answer (a regular file is one whether links are followed
+ * or not; a directory entry is a real directory), a stat otherwise. */
+static int kind_of_entry(const walk *w, const char *sub, const entry *e,
+                         int follow)
+{
+    if (e->type == DT_REG)
+        return 1;
+    if (e->type == DT_DIR)
+        return 2;
+    if (e->type != DT_UNKNOWN && e->type != DT_LNK)
+        return 0; /* a fifo, socket or device */
+    return kind_of(w, sub, follow);
 }
 
 static void push(const walk *w, char *name)
@@ -177,15 +205,15 @@ static void expand_any(const walk *w, size_t pi, const char *rel)
 {
     expand(w, pi + 1, rel);
     size_t n = 0;
-    char **names = list_dir(w, rel, &n);
+    entry *es = list_dir(w, rel, &n);
     for (size_t i = 0; i < n; i++) {
-        char *sub = rel_join(rel, names[i]);
-        if (names[i][0] != '.' && kind_of(w, sub, 0) == 2)
+        char *sub = rel_join(rel, es[i].name);
+        if (es[i].name[0] != '.' && kind_of_entry(w, sub, &es[i], 0) == 2)
             expand(w, pi, sub);
         free(sub);
-        free(names[i]);
+        free(es[i].name);
     }
-    free(names);
+    free(es);
 }
 
 static void expand(const walk *w, size_t pi, const char *rel)
@@ -202,36 +230,40 @@ static void expand(const walk *w, size_t pi, const char *rel)
          * the user's pattern named that cannot be read is built and fails,
          * saying why, rather than vanishing. A directory is no source. */
         size_t n = 0;
-        char **names = list_dir(w, rel, &n);
+        entry *es = list_dir(w, rel, &n);
         for (size_t i = 0; i < n; i++) {
-            if (fnmatch(w->p->v[pi], names[i], FNM_PERIOD) == 0) {
-                char *sub = rel_join(rel, names[i]);
-                if (kind_of(w, sub, 1) == 1 || broken_link(w, sub))
+            if (fnmatch(w->p->v[pi], es[i].name, FNM_PERIOD) == 0) {
+                char *sub = rel_join(rel, es[i].name);
+                if (kind_of_entry(w, sub, &es[i], 1) == 1 ||
+                    (es[i].type != DT_REG && es[i].type != DT_DIR &&
+                     broken_link(w, sub)))
                     push(w, sub);
                 else
                     free(sub); /* a directory, fifo, socket or device */
             }
-            free(names[i]);
+            free(es[i].name);
         }
-        free(names);
+        free(es);
         return;
     }
     const char *seg = w->p->v[pi];
     if (strcmp(seg, "**") == 0) {
         if (pi + 1 == w->p->n) { /* a trailing ** : every file below */
             size_t n = 0;
-            char **names = list_dir(w, rel, &n);
+            entry *es = list_dir(w, rel, &n);
             for (size_t i = 0; i < n; i++) {
-                char *sub = rel_join(rel, names[i]);
-                int k = names[i][0] == '.' ? 0 : kind_of(w, sub, 0);
+                char *sub = rel_join(rel, es[i].name);
+                int k = es[i].name[0] == '.'
+                            ? 0
+                            : kind_of_entry(w, sub, &es[i], 0);
                 if (k == 1 || (k == 0 && kind_of(w, sub, 1) == 1))
                     push(w, vr_xstrdup(sub));
                 else if (k == 2)
                     expand(w, pi, sub);
                 free(sub);
-                free(names[i]);
+                free(es[i].name);
             }
-            free(names);
+            free(es);
             return;
         }
         expand_any(w, pi, rel);
@@ -244,16 +276,16 @@ static void expand(const walk *w, size_t pi, const char *rel)
         return;
     }
     size_t n = 0;
-    char **names = list_dir(w, rel, &n);
+    entry *es = list_dir(w, rel, &n);
     for (size_t i = 0; i < n; i++) {
-        if (fnmatch(seg, names[i], FNM_PERIOD) == 0) {
-            char *sub = rel_join(rel, names[i]);
+        if (fnmatch(seg, es[i].name, FNM_PERIOD) == 0) {
+            char *sub = rel_join(rel, es[i].name);
             expand(w, pi + 1, sub);
             free(sub);
         }
-        free(names[i]);
+        free(es[i].name);
     }
-    free(names);
+    free(es);
 }
 
 /* Contract: see glob.h. */
