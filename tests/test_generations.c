@@ -787,12 +787,18 @@ static void cpu_worker_that_waits_runs_ready_work_itself(void)
 static mem_file many[42];
 static char many_names[40][16];
 
+/* many[0..n): files PREFIXnn.c (nn the index, two digits), each `text`. */
+static void many_files(const char *prefix, int n, const char *text)
+{
+    for (int i = 0; i < n; i++) {
+        snprintf(many_names[i], sizeof many_names[i], "%s%02d.c", prefix, i);
+        many[i] = (mem_file){many_names[i], text};
+    }
+}
+
 static void high_priority_demand_runs_before_lower_ready_work(void)
 {
-    for (int i = 0; i < 40; i++) {
-        snprintf(many_names[i], sizeof many_names[i], "slow%02d.c", i);
-        many[i] = (mem_file){many_names[i], "int z;\n"};
-    }
+    many_files("slow", 40, "int z;\n");
     many[40] = (mem_file){"a.c", "blocker h.h\n"};
     many[41] = (mem_file){"h.h", "int h;\n"};
     vsched *s = start(many, 1);
@@ -836,10 +842,7 @@ static int recorded(char stage, const char *name)
  * Analysis and Artifact become ready only after twenty parses were. */
 static void batched_short_tasks_keep_priority_order(void)
 {
-    for (int i = 0; i < 20; i++) {
-        snprintf(many_names[i], sizeof many_names[i], "q%02d.c", i);
-        many[i] = (mem_file){many_names[i], "int q;\n"};
-    }
+    many_files("q", 20, "int q;\n");
     many[20] = (mem_file){"hot.c", "int hot;\n"};
     many[21] = (mem_file){"hold.c", "int hold;\n"};
     many[22] = (mem_file){NULL, NULL};
@@ -890,10 +893,7 @@ static void wait_hook(char stage, const char *name, const vsched_ctx *ctx)
 
 static void a_batched_task_that_waits_runs_the_rest_of_its_batch(void)
 {
-    for (int i = 0; i < 3; i++) {
-        snprintf(many_names[i], sizeof many_names[i], "w%d.c", i);
-        many[i] = (mem_file){many_names[i], "int w;\n"};
-    }
+    many_files("w", 3, "int w;\n");
     many[3] = (mem_file){"a.c", "int a;\n"};
     many[4] = (mem_file){"b.c", "int b;\n"};
     many[5] = (mem_file){"g.c", "int g;\n"};
@@ -949,10 +949,7 @@ static void a_batched_task_that_waits_runs_the_rest_of_its_batch(void)
  * overtakes shorter work queued before it. */
 static void longest_expected_work_starts_first_among_equal_priority(void)
 {
-    for (int i = 0; i < 12; i++) {
-        snprintf(many_names[i], sizeof many_names[i], "c%02d.c", i);
-        many[i] = (mem_file){many_names[i], "int z;\n"};
-    }
+    many_files("c", 12, "int z;\n");
     many[12] = (mem_file){NULL, NULL};
     vsched *s = start(many, 1);
     /* Hold the only CPU worker so everything is queued before it runs. */
