@@ -4,6 +4,7 @@
  * paths (re-entrant join callbacks, inbox pressure, CPU workers that wait).
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 int vsched__test_set_generation(vsched *s, const char *name,
                                 uint64_t generation);
 int vsched__test_handle_done(vsched_handle *h);
+size_t vsched__test_ready(vsched *s, int cpu);
 
 static const mem_file files[] = {
     {"a.c", "blocker h.h\n"}, {"h.h", "int h;\n"},     {"b.c", "int b;\n"},
@@ -944,6 +946,207 @@ static void a_batched_task_that_waits_runs_the_rest_of_its_batch(void)
     stop(s);
 }
 
+/* Wait (bounded) until `n` nodes are in the CPU ready queue. */
+static int cpu_ready(vsched *s, size_t n)
+{
+    for (int i = 0; i < 5000 && vsched__test_ready(s, 1) != n; i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    return vsched__test_ready(s, 1) == n;
+}
+
+/* A task of a batch that waits for what an earlier task of its batch
+ * enables: b.c's parse and a.c's Analysis are taken in one batch, in that
+ * order, and a.c's Analysis waits for b.c's. b.c's parse has run, but a
+ * batch's completions are integrated when the batch ends: the waiting
+ * worker integrates them first, or b.c's Analysis never becomes ready. */
+static void a_batched_task_that_waits_integrates_what_its_batch_ran(void)
+{
+    many_files("w", 3, "int w;\n");
+    many[3] = (mem_file){"a.c", "int a;\n"};
+    many[4] = (mem_file){"b.c", "int b;\n"};
+    many[5] = (mem_file){"g.c", "int g;\n"};
+    many[6] = (mem_file){NULL, NULL};
+    vsched *s = start(many, 1);
+    /* Parses and Analyses known to be short; a.c parsed. */
+    for (int i = 0; i < 3; i++) {
+        vsched_handle *w = submit(s, many_names[i], VSCHED_STAGE_ANALYSIS, 0);
+        CU_ASSERT_EQUAL(vsched_wait(w, NULL), 0);
+        vsched_handle_release(w);
+    }
+    vsched_handle *src = submit(s, "a.c", VSCHED_STAGE_SOURCE, 0);
+    CU_ASSERT_EQUAL(vsched_wait(src, NULL), 0);
+    vsched_handle_release(src);
+    /* g.c's Artifact holds the worker while b.c's parse, then a.c's
+     * Analysis, become ready. */
+    gate_arm('R', "g.c");
+    stage_hook = wait_hook;
+    vsched_handle *hg = submit(s, "g.c", VSCHED_STAGE_ARTIFACT, 0);
+    gate_wait_entered();
+    wait_target = submit(s, "b.c", VSCHED_STAGE_ANALYSIS, 0);
+    CU_ASSERT_FATAL(cpu_ready(s, 1));
+    vsched_handle *ha = submit(s, "a.c", VSCHED_STAGE_ANALYSIS, 0);
+    CU_ASSERT_FATAL(cpu_ready(s, 2));
+    gate_release();
+    int done = 0;
+    for (int i = 0; i < 10000 && !done; i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+        done = vsched__test_handle_done(ha);
+    }
+    if (!done) {
+        fprintf(stderr, "a.c's Analysis never finished: its worker waits "
+                        "on a completion of its own batch\n");
+        _exit(1);
+    }
+    CU_ASSERT_EQUAL(vsched_wait(ha, NULL), 0);
+    CU_ASSERT_EQUAL(vsched_wait(hg, NULL), 0);
+    /* One batch, in queue order: b.c's parse, then a.c's Analysis, which
+     * waited while b.c's Analysis ran. */
+    CU_ASSERT(event_index('S', "b.c") < event_index('A', "b.c"));
+    CU_ASSERT(event_index('A', "b.c") < event_index('A', "a.c"));
+    vsched_handle_release(ha);
+    vsched_handle_release(hg);
+    vsched_handle_release(wait_target);
+    wait_target = NULL;
+    stop(s);
+}
+
+/* The same on the I/O pool: a load that waits. Three loads are taken in
+ * one batch -- b.c's, a.c's, c.c's -- and a.c's waits
+ * for the Analyses of b.c (loaded before it: its completion is held by
+ * the batch) and of c.c (after it: not started). */
+static vsched_batch *load_wait_target;
+
+static void load_wait_hook(char stage, const char *name, const vsched_ctx *c)
+{
+    gate_hook(stage, name, c);
+    if (stage == 'L' && strcmp(name, "a.c") == 0 && load_wait_target != NULL)
+        CU_ASSERT_EQUAL(vsched_wait_batch(load_wait_target, NULL), 0);
+}
+
+/* 1: wanted; 2: holding the I/O worker; 0: released. */
+static atomic_int io_held;
+
+static void hold_io(void *arg)
+{
+    (void)arg;
+    atomic_store(&io_held, 2);
+    while (atomic_load(&io_held) != 0) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+}
+
+static int io_ready(vsched *s, size_t n)
+{
+    for (int i = 0; i < 5000 && vsched__test_ready(s, 0) != n; i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    return vsched__test_ready(s, 0) == n;
+}
+
+static void a_batched_load_that_waits_settles_its_batch(void)
+{
+    many_files("w", 3, "int w;\n");
+    many[3] = (mem_file){"a.c", "int a;\n"};
+    many[4] = (mem_file){"b.c", "int b;\n"};
+    many[5] = (mem_file){"c.c", "int c;\n"};
+    many[6] = (mem_file){NULL, NULL};
+    vsched *s = start(many, 1);
+    /* Loads known to be short. */
+    for (int i = 0; i < 3; i++) {
+        vsched_handle *w = submit(s, many_names[i], VSCHED_STAGE_ANALYSIS, 0);
+        CU_ASSERT_EQUAL(vsched_wait(w, NULL), 0);
+        vsched_handle_release(w);
+    }
+    /* A host task holds the only I/O worker while three loads queue (a
+     * held load would make loads long on average: they would not be
+     * batched). */
+    atomic_store(&io_held, 1);
+    CU_ASSERT_FATAL(vsched_pool_try_submit(io, hold_io, NULL) == 0);
+    while (atomic_load(&io_held) == 1)
+        sched_yield();
+    stage_hook = load_wait_hook;
+    vsched_handle *hb = submit(s, "b.c", VSCHED_STAGE_ANALYSIS, 0);
+    CU_ASSERT_FATAL(io_ready(s, 1));
+    vsched_handle *ha = submit(s, "a.c", VSCHED_STAGE_ANALYSIS, 0);
+    CU_ASSERT_FATAL(io_ready(s, 2));
+    vsched_handle *hc = submit(s, "c.c", VSCHED_STAGE_ANALYSIS, 0);
+    CU_ASSERT_FATAL(io_ready(s, 3));
+    vsched_request both[2] = {REQ("b.c", VSCHED_STAGE_ANALYSIS, 0),
+                              REQ("c.c", VSCHED_STAGE_ANALYSIS, 0)};
+    CU_ASSERT_FATAL(
+        vsched_submit_batch_atomic(s, both, 2, &load_wait_target) == 0);
+    atomic_store(&io_held, 0);
+    int done = 0;
+    for (int i = 0; i < 10000 && !done; i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+        done = vsched__test_handle_done(ha);
+    }
+    if (!done) {
+        fprintf(stderr, "a.c's Analysis never finished: its load waits on "
+                        "loads of its own batch\n");
+        _exit(1);
+    }
+    CU_ASSERT_EQUAL(vsched_wait(ha, NULL), 0);
+    CU_ASSERT_EQUAL(vsched_wait(hb, NULL), 0);
+    CU_ASSERT_EQUAL(vsched_wait(hc, NULL), 0);
+    /* The world records a load after its hook returns. */
+    CU_ASSERT(event_index('A', "b.c") < event_index('L', "a.c"));
+    CU_ASSERT(event_index('A', "c.c") < event_index('L', "a.c"));
+    vsched_handle_release(ha);
+    vsched_handle_release(hb);
+    vsched_handle_release(hc);
+    vsched_batch_release(load_wait_target);
+    load_wait_target = NULL;
+    stop(s);
+}
+
+/* The only I/O worker's load waits for another file's Analysis, whose
+ * load is queued behind it: the waiting worker runs its queue's ready
+ * loads itself. (Loads of unknown duration are taken one at a time.) */
+static void io_worker_that_waits_runs_ready_loads_itself(void)
+{
+    many[0] = (mem_file){"a.c", "int a;\n"};
+    many[1] = (mem_file){"b.c", "int b;\n"};
+    many[2] = (mem_file){NULL, NULL};
+    vsched *s = start(many, 1);
+    atomic_store(&io_held, 1);
+    CU_ASSERT_FATAL(vsched_pool_try_submit(io, hold_io, NULL) == 0);
+    while (atomic_load(&io_held) == 1)
+        sched_yield();
+    stage_hook = load_wait_hook;
+    vsched_handle *ha = submit(s, "a.c", VSCHED_STAGE_ANALYSIS, 0);
+    CU_ASSERT_FATAL(io_ready(s, 1));
+    vsched_request b = REQ("b.c", VSCHED_STAGE_ANALYSIS, 0);
+    CU_ASSERT_FATAL(vsched_submit_batch(s, &b, 1, &load_wait_target) == 0);
+    CU_ASSERT_FATAL(io_ready(s, 2));
+    atomic_store(&io_held, 0);
+    int done = 0;
+    for (int i = 0; i < 10000 && !done; i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+        done = vsched__test_handle_done(ha);
+    }
+    if (!done) {
+        fprintf(stderr, "a.c's Analysis never finished: its load waits on "
+                        "a load queued behind it\n");
+        _exit(1);
+    }
+    CU_ASSERT_EQUAL(vsched_wait(ha, NULL), 0);
+    CU_ASSERT_EQUAL(vsched_wait_batch(load_wait_target, NULL), 0);
+    CU_ASSERT(event_index('L', "b.c") < event_index('L', "a.c"));
+    CU_ASSERT(event_index('A', "b.c") < event_index('L', "a.c"));
+    vsched_handle_release(ha);
+    vsched_batch_release(load_wait_target);
+    load_wait_target = NULL;
+    stop(s);
+}
+
 /* Equal priority, known durations: the longest Artifact starts first, and
  * its weight reaches its upstream (Source, Analysis), so its whole chain
  * overtakes shorter work queued before it. */
@@ -1024,6 +1227,12 @@ static const vr_cu_test tests[] = {
      batched_short_tasks_keep_priority_order},
     {"a_batched_task_that_waits_runs_the_rest_of_its_batch",
      a_batched_task_that_waits_runs_the_rest_of_its_batch},
+    {"a_batched_task_that_waits_integrates_what_its_batch_ran",
+     a_batched_task_that_waits_integrates_what_its_batch_ran},
+    {"a_batched_load_that_waits_settles_its_batch",
+     a_batched_load_that_waits_settles_its_batch},
+    {"io_worker_that_waits_runs_ready_loads_itself",
+     io_worker_that_waits_runs_ready_loads_itself},
     {"longest_expected_work_starts_first_among_equal_priority",
      longest_expected_work_starts_first_among_equal_priority},
     {NULL, NULL},

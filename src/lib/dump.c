@@ -1,7 +1,7 @@
 /*
  * dump -- test hooks over the graph: every unfinished node and what it
  * waits on (for a watchdog to print when a stress run stops making
- * progress), and a check of the cycle search's invariant -- every edge
+ * progress), the depth of a ready queue, and a check of the cycle search's invariant -- every edge
  * between Analyses still waiting goes from a smaller order number to a
  * larger one, and none joins two members of one unit.
  */
@@ -46,6 +46,15 @@ void vsched__test_dump(vsched *s, FILE *out)
     fprintf(out, "unfinished nodes (doomed queue %u):\n", s->graph.doomed.n);
     vsched__graph_each(&s->graph, dump_one, out);
     vsched__unlock(s, NULL);
+}
+
+size_t vsched__test_ready(vsched *s, int cpu)
+{
+    vsched__lock(s);
+    size_t n =
+        vsched__ready_count(&s->graph, cpu ? VSCHED__Q_CPU : VSCHED__Q_IO);
+    vsched__unlock(s, NULL);
+    return n;
 }
 
 /* ---- the topological order of the cycle search (upstream.c) ------------ */

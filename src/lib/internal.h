@@ -11,7 +11,8 @@
  *   - runners (runner.c): pool tasks that take ready work, run it unlocked
  *     and integrate its completion themselves, then take the next -- one
  *     hold of the scheduler lock per task, no round trip through a queue;
- *   - a CPU pool worker that waits on a handle runs ready CPU work itself
+ *   - a pool worker that waits on a handle first settles its batch
+ *     (vsched__batch_settle), then runs its queue's ready work itself
  *     meanwhile (vsched__pump_until);
  *   - observers and join callbacks run after a critical section, unlocked,
  *     on whichever of these threads ended it (pass.c).
@@ -456,7 +457,13 @@ VSCHED__HIDDEN int vsched__io_gated(const vsched *s);
 /* A loaded Source left the read-ahead (taken to parse, or ended); starts
  * the loads it held back. */
 VSCHED__HIDDEN void vsched__loaded_taken(vsched *s);
-/* A CPU worker waiting for *flag: run ready CPU work inline meanwhile. */
+/* Before a pool worker waits (no lock held): integrate what its runner
+ * batch ran, then run and integrate what the batch has not started, so
+ * the wait cannot be for work its own thread holds. No-op outside a
+ * runner batch. */
+VSCHED__HIDDEN void vsched__batch_settle(void);
+/* A worker of s's CPU or I/O pool waiting for *flag: run its queue's
+ * ready work inline meanwhile. Returns at once on any other thread. */
 VSCHED__HIDDEN void vsched__pump_until(vsched *s, const void *addr,
                                        const atomic_int *flag);
 
@@ -518,5 +525,7 @@ VSCHED__HIDDEN void vsched__test_dump(vsched *s, FILE *out);
 VSCHED__HIDDEN size_t vsched__test_order_violations(vsched *s, FILE *out);
 /* 1 once h has been answered (without waiting). */
 VSCHED__HIDDEN int vsched__test_handle_done(vsched_handle *h);
+/* Nodes in the CPU (cpu != 0) or I/O ready queue (takes the lock). */
+VSCHED__HIDDEN size_t vsched__test_ready(vsched *s, int cpu);
 
 #endif

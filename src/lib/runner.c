@@ -22,9 +22,10 @@
  * an Analysis whose blocker results are no longer the current ones is
  * gated again instead of started.
  *
- * A CPU worker that waits on a handle (vsched_wait from inside a stage)
- * runs ready CPU work itself meanwhile (vsched__pump_until), so a pool
- * whose every worker waits still progresses.
+ * A worker that waits on a handle (vsched_wait from inside a stage or a
+ * job) first settles its batch (below), then runs its own queue's ready
+ * work itself meanwhile (vsched__pump_until), so a pool whose every
+ * worker waits still progresses.
  */
 #include <stdlib.h>
 
@@ -185,17 +186,23 @@ static int pass_empty(const vsched__pass *p)
  * runs.
  *
  * Liveness. A task of a batch that waits (vsched_wait from inside a
- * stage) may wait for work taken into the same batch after it: the pump
- * of a waiting worker (vsched__pump_until) runs the rest of its thread's
- * batch first, so nothing taken waits behind its own waiter. */
+ * stage or job, on any pool) may wait for what the batch holds: work
+ * taken into it after the waiter, not started, or work before it that
+ * ran but whose completion is integrated only when the batch ends (a
+ * parse whose Analysis the waiter wants). So before the thread waits,
+ * vsched__batch_settle integrates what the batch ran and runs and
+ * integrates the rest: nothing taken waits behind its own waiter. */
 #define RUNNER_BATCH 8
 #define RUNNER_BATCH_NS 20000u
 
-/* The batch a thread is running (innermost first), for the pump. */
+/* The batch a thread is running (innermost first), for
+ * vsched__batch_settle. Only its thread touches it. */
 typedef struct runner_batch {
     vsched *s;
-    vsched__task **t; /* entries run by the pump are set to NULL */
-    size_t n, next;   /* next: the first not yet started */
+    vsched__task **t;      /* entries settled early are set to NULL */
+    size_t n, next;        /* next: the first not yet started */
+    size_t ran;            /* the entries before it have run */
+    const uint64_t *clock; /* when the last of those ended */
     struct runner_batch *outer;
 } runner_batch;
 
@@ -327,12 +334,14 @@ static void runner_main(void *arg)
         vsched__unlock(s, &p);
         if (!pass_empty(&p))
             vsched__pass_run(s, &p);
-        runner_batch rb = {s, batch, n, 0, running_batch};
+        runner_batch rb = {s, batch, n, 0, 0, &clock, running_batch};
         running_batch = &rb;
         clock = vsched__now_ns();
         run_timed(batch[rb.next++], &clock);
-        while (rb.next < rb.n) /* a task that waits may run the rest */
+        while (rb.next < rb.n) { /* a task that waits may run the rest */
+            rb.ran = rb.next;
             run_member(batch[rb.next++], &clock);
+        }
         running_batch = rb.outer;
         vsched__lock(s);
         vsched__tasks_recycle(s, &p);
@@ -342,12 +351,30 @@ static void runner_main(void *arg)
     atomic_fetch_sub(&s->inside, 1); /* the last touch of s */
 }
 
-/* Run and integrate what this thread's batch has not started yet (no
- * lock held). */
-static void drain_batch(void)
+void vsched__batch_settle(void)
 {
     runner_batch *rb = running_batch;
-    while (rb != NULL && rb->next < rb->n) {
+    if (rb == NULL)
+        return;
+    size_t ran = 0;
+    for (size_t i = 0; i < rb->ran; i++)
+        ran += rb->t[i] != NULL;
+    if (ran > 0) {
+        /* The waiter, rb->t[rb->ran], runs on: it is not integrated. */
+        vsched__pass p = {0};
+        vsched__lock(rb->s);
+        vsched__inbox_absorb(rb->s, &p);
+        p.clock = *rb->clock;
+        for (size_t i = 0; i < rb->ran; i++) {
+            if (rb->t[i] != NULL)
+                integrate(rb->s, rb->t[i], &p);
+            rb->t[i] = NULL;
+        }
+        p.clock = 0;
+        vsched__kick(rb->s);
+        vsched__unlock_run(rb->s, &p);
+    }
+    while (rb->next < rb->n) {
         vsched__task *t = rb->t[rb->next];
         rb->t[rb->next++] = NULL; /* integrated here, not by the runner */
         uint64_t clock = vsched__now_ns();
@@ -363,13 +390,19 @@ static void drain_batch(void)
 
 void vsched__pump_until(vsched *s, const void *addr, const atomic_int *flag)
 {
-    drain_batch();
+    int q;
+    if (vsched__pool_is_current(s->opts.cpu_pool))
+        q = VSCHED__Q_CPU;
+    else if (vsched__pool_is_current(s->opts.io_pool))
+        q = VSCHED__Q_IO;
+    else
+        return; /* not one of our workers: it may block */
+    vsched_pool *pool = pool_of(s, q);
     vsched__pass p = {0};
     atomic_fetch_add(&s->inside, 1);
     vsched__lock(s);
     while (!atomic_load(flag) && !atomic_load(&s->stopping)) {
-        vsched__task *t =
-            take_ready(s, VSCHED__Q_CPU, &p, NULL, vsched__now_ns());
+        vsched__task *t = take_ready(s, q, &p, NULL, vsched__now_ns());
         vsched__kick(s);
         vsched__unlock(s, &p);
         vsched__pass_run(s, &p);
@@ -384,7 +417,7 @@ void vsched__pump_until(vsched *s, const void *addr, const atomic_int *flag)
         }
         /* Nothing ready: work already handed to our pool, else a short
          * wait for the flag (new ready work does not wake us). */
-        if (!vsched__pool_run_one(s->opts.cpu_pool))
+        if (!vsched__pool_run_one(pool))
             vsched__park_until_ms(addr, flag, 1);
         vsched__lock(s);
         vsched__tasks_recycle(s, &p);

@@ -552,11 +552,12 @@ int vsched_wait(vsched_handle *h, const vsched_result **res)
 {
     if (h == NULL)
         return VSCHED_EINVAL;
-    /* A CPU worker must not block its own pool: it runs ready work. */
-    if (!atomic_load(&h->done) &&
-        vsched__pool_is_current(h->s->opts.cpu_pool) &&
-        !atomic_load(&h->s->stopping))
+    /* A worker must not wait on what its own batch holds, nor block its
+     * own pool: it runs its queue's ready work. */
+    if (!atomic_load(&h->done) && !atomic_load(&h->s->stopping)) {
+        vsched__batch_settle();
         vsched__pump_until(h->s, h, &h->done);
+    }
     vsched__park_until(h, &h->done);
     if (res != NULL)
         *res = &h->result;
@@ -710,10 +711,10 @@ int vsched_wait_batch(vsched_batch *b, const vsched_result **res)
 {
     if (b == NULL)
         return VSCHED_EINVAL;
-    if (!atomic_load(&b->done) &&
-        vsched__pool_is_current(b->s->opts.cpu_pool) &&
-        !atomic_load(&b->s->stopping))
+    if (!atomic_load(&b->done) && !atomic_load(&b->s->stopping)) {
+        vsched__batch_settle();
         vsched__pump_until(b->s, b, &b->done);
+    }
     vsched__park_until(b, &b->done);
     int worst = VSCHED_OK;
     for (size_t i = 0; i < b->n; i++) {
