@@ -81,6 +81,15 @@ extern atomic_int sw_delay_us;
  * until opened, as a plugin that never polls ctx->is_cancelled would. */
 extern atomic_int sw_stubborn;
 
+/* Re-entrant waits: while sw_nested_waits (per mille) is set, that share
+ * of the stage calls of a file "fN" (N > 0) -- loads, parses, Analyses,
+ * Artifacts -- submit a request for the Analysis of a file f0 .. f(N-1)
+ * and wait for it from inside the stage (sw_nested_done counts them).
+ * Waits point down, so with blockers that point down too no wait closes
+ * a cycle. Off (0) at sw_start. */
+extern atomic_int sw_nested_waits;
+extern atomic_ulong sw_nested_done;
+
 /* Executor calls that reached the plugin, per stage ('S','A','R','J'). */
 unsigned sw_calls(char stage);
 /* Artifact executor calls at once, the most since sw_start. */

@@ -580,6 +580,11 @@ static void churn(const char *label, sw_options *o, int which)
     sw_start(&sw, o);
     atomic_store(&sw_kind_of, kind_of);
     atomic_store(&sw_delay_us, 20);
+    /* Stages wait from inside for other files' Analyses, unless a wait
+     * could close a cycle (blocker cycles) or hold the only executor
+     * (a serial one). */
+    int nested = !cyclic && !o->executor_serial;
+    atomic_store(&sw_nested_waits, nested ? 20 : 0);
     vsched_set_resource_capacity(sw.s, "r2", 2);
     /* Artifacts hold a stage resource too: "as" (capacity 2) for every
      * profile -- the same table the jobs' resources are in. */
@@ -643,15 +648,18 @@ static void churn(const char *label, sw_options *o, int which)
         vsched_get_stats(sw.s, &st);
     }
     unsigned long dead = inconsistent_analyses(sw.s);
-    printf("    ops=%lu results=%lu ok=%lu jobs=%lu stale_refusals=%llu "
+    printf("    ops=%lu results=%lu ok=%lu jobs=%lu nested_waits=%lu "
+           "stale_refusals=%llu "
            "dedup_joins=%llu inbox_depth_max=%llu peak r1=%d r2=%d s=%d\n",
-           ops, results, ok, jobs,
+           ops, results, ok, jobs, atomic_load(&sw_nested_done),
            (unsigned long long)st.stale_completion_refusals,
            (unsigned long long)st.dedup_joins,
            (unsigned long long)st.inbox_depth_max, sw_job_peak("r1"),
            sw_job_peak("r2"), sw_job_peak("s"));
     CU_ASSERT(results > 0);
     CU_ASSERT(ok > 0);
+    if (nested)
+        CU_ASSERT(atomic_load(&sw_nested_done) > 0);
     CU_ASSERT_EQUAL(illegal, 0);
     CU_ASSERT_EQUAL(stale, 0);
     CU_ASSERT_EQUAL(backwards, 0);

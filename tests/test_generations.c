@@ -1147,6 +1147,72 @@ static void io_worker_that_waits_runs_ready_loads_itself(void)
     stop(s);
 }
 
+/* Waits that nest must not invert. b.c's parse waits for a.c's Analysis;
+ * c.c's parse, queued before a.c's, waits for b.c's Analysis. A worker
+ * that ran c.c's parse on top of the waiting b.c parse, on its own stack,
+ * would hang: c.c's parse needs b.c's Analysis, which needs b.c's parse to
+ * return, and it cannot while c.c's parse runs above it. */
+static vsched_handle *parse_waits[2]; /* b.c's wait, c.c's wait */
+
+static void nested_wait_hook(char stage, const char *name,
+                             const vsched_ctx *ctx)
+{
+    gate_hook(stage, name, ctx);
+    if (stage != 'S')
+        return;
+    vsched_handle *h = strcmp(name, "b.c") == 0   ? parse_waits[0]
+                       : strcmp(name, "c.c") == 0 ? parse_waits[1]
+                                                  : NULL;
+    if (h != NULL)
+        CU_ASSERT_EQUAL(vsched_wait(h, NULL), 0);
+}
+
+static void waits_that_nest_never_wait_under_their_own_stack(void)
+{
+    many[0] = (mem_file){"a.c", "int a;\n"};
+    many[1] = (mem_file){"b.c", "int b;\n"};
+    many[2] = (mem_file){"c.c", "int c;\n"};
+    many[3] = (mem_file){"g.c", "int g;\n"};
+    many[4] = (mem_file){NULL, NULL};
+    vsched *s = start(many, 1);
+    gate_arm('R', "g.c");
+    stage_hook = nested_wait_hook;
+    vsched_handle *hg = submit(s, "g.c", VSCHED_STAGE_ARTIFACT, 0);
+    gate_wait_entered();
+    vsched_handle *hb = submit(s, "b.c", VSCHED_STAGE_ANALYSIS, 0);
+    vsched_handle *hc = submit(s, "c.c", VSCHED_STAGE_ANALYSIS, 0);
+    CU_ASSERT_FATAL(cpu_ready(s, 2));
+    parse_waits[0] = submit(s, "a.c", VSCHED_STAGE_ANALYSIS, 0);
+    CU_ASSERT_FATAL(cpu_ready(s, 3));
+    parse_waits[1] = submit(s, "b.c", VSCHED_STAGE_ANALYSIS, 0);
+    gate_release();
+    int done = 0;
+    for (int i = 0; i < 10000 && !done; i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+        done = vsched__test_handle_done(hc);
+    }
+    if (!done) {
+        fprintf(stderr, "c.c's Analysis never finished: a wait ran "
+                        "above the work it waits for\n");
+        _exit(1);
+    }
+    CU_ASSERT_EQUAL(vsched_wait(hb, NULL), 0);
+    CU_ASSERT_EQUAL(vsched_wait(hc, NULL), 0);
+    CU_ASSERT_EQUAL(vsched_wait(hg, NULL), 0);
+    /* The world records a parse after its hook returns. */
+    CU_ASSERT(event_index('A', "a.c") < event_index('S', "b.c"));
+    CU_ASSERT(event_index('A', "b.c") < event_index('S', "c.c"));
+    for (int i = 0; i < 2; i++) {
+        vsched_handle_release(parse_waits[i]);
+        parse_waits[i] = NULL;
+    }
+    vsched_handle_release(hb);
+    vsched_handle_release(hc);
+    vsched_handle_release(hg);
+    stop(s);
+}
+
 /* Equal priority, known durations: the longest Artifact starts first, and
  * its weight reaches its upstream (Source, Analysis), so its whole chain
  * overtakes shorter work queued before it. */
@@ -1233,6 +1299,8 @@ static const vr_cu_test tests[] = {
      a_batched_load_that_waits_settles_its_batch},
     {"io_worker_that_waits_runs_ready_loads_itself",
      io_worker_that_waits_runs_ready_loads_itself},
+    {"waits_that_nest_never_wait_under_their_own_stack",
+     waits_that_nest_never_wait_under_their_own_stack},
     {"longest_expected_work_starts_first_among_equal_priority",
      longest_expected_work_starts_first_among_equal_priority},
     {NULL, NULL},

@@ -70,7 +70,10 @@ VSCHED_API unsigned vsched_pool_threads(const vsched_pool *pool);
  * is no pool worker. */
 VSCHED_API int vsched_pool_current_kind(void);
 /* Index (0 .. threads-1) of the calling thread within its pool, or -1 if
- * the caller is no pool worker: a stable lane for traces. */
+ * the caller is no pool worker: a stable lane for traces. While a worker
+ * blocks inside a task (vsched_wait from a stage), a stand-in thread
+ * runs the pool's work in its place, with the lowest index from
+ * `threads` up that no other stand-in has. */
 VSCHED_API int vsched_pool_current_worker(void);
 
 /* ------------------------------------------------------------------------
@@ -255,7 +258,10 @@ typedef struct vsched_result {
  * VSCHED_ESHUTDOWN and creates nothing. */
 VSCHED_API int vsched_submit_request(vsched *s, const vsched_request *req,
                                      vsched_handle **out);
-/* Block until the request finishes; *res is owned by the handle. */
+/* Block until the request finishes; *res is owned by the handle. It may
+ * be called from inside a stage or job: the calling pool worker does not
+ * hold its pool meanwhile (a stand-in thread takes its place), so only a
+ * cycle of waits can hang. */
 VSCHED_API int vsched_wait(vsched_handle *h, const vsched_result **res);
 VSCHED_API void vsched_handle_release(vsched_handle *h);
 

@@ -475,6 +475,8 @@ int vsched_submit_dag(vsched *s, const vsched_dag *dag, uint64_t *ids,
     vsched__lock(s);
     size_t fresh = 0;
     int room = 0;
+    vsched__block bl;
+    int blocking = 0;
     for (;;) {
         if (atomic_load(&s->stopping)) {
             rc = VSCHED_ESHUTDOWN;
@@ -490,10 +492,19 @@ int vsched_submit_dag(vsched *s, const vsched_dag *dag, uint64_t *ids,
             *admission = VSCHED_BACKPRESSURED; /* nothing changed */
             break;
         }
+        if (!blocking) {
+            /* A pool worker gives its place to a stand-in first (the
+             * room it waits for comes from jobs starting). */
+            vsched__unlock(s, NULL);
+            vsched__block_begin(&bl, s);
+            blocking = 1;
+            vsched__lock(s);
+            continue;
+        }
         /* Existing ids stay valid while we wait, or the next round's
          * resolve says they are gone. */
         s->node_waiters++;
-        pthread_cond_wait(&s->dag.changed, &s->lock);
+        vsched__cond_wait(&s->dag.changed, s, vsched__block_pending(&bl));
         s->node_waiters--;
     }
     if (rc == VSCHED_OK && room) {
@@ -503,6 +514,8 @@ int vsched_submit_dag(vsched *s, const vsched_dag *dag, uint64_t *ids,
         vsched__kick(s);
     }
     vsched__unlock_run(s, &p);
+    if (blocking)
+        vsched__block_end(&bl);
     atomic_fetch_sub(&s->inside, 1);
     preps_free(pr, dag->n_nodes);
     return rc;

@@ -104,12 +104,23 @@ int vsched_node_wait(vsched *s, uint64_t id, vsched_node_info *out)
     vsched__lock(s);
     vsched__node *n;
     int rc = VSCHED_OK;
+    vsched__block bl;
+    int blocking = 0;
     /* Look the id up each round: the node may be freed meanwhile. Teardown
      * answers every waiter before it frees anything. */
     s->node_waiters++;
     while ((n = vsched__graph_find(&s->graph, id)) != NULL &&
-           !vsched__node_terminal(n) && !atomic_load(&s->stopping))
-        pthread_cond_wait(&s->dag.changed, &s->lock);
+           !vsched__node_terminal(n) && !atomic_load(&s->stopping)) {
+        if (!blocking) {
+            /* A pool worker gives its place to a stand-in first. */
+            vsched__unlock(s, NULL);
+            vsched__block_begin(&bl, s);
+            blocking = 1;
+            vsched__lock(s);
+            continue;
+        }
+        vsched__cond_wait(&s->dag.changed, s, vsched__block_pending(&bl));
+    }
     if (n == NULL)
         rc = atomic_load(&s->stopping) ? VSCHED_ESHUTDOWN : VSCHED_ENOENT;
     else if (!vsched__node_terminal(n))
@@ -118,6 +129,8 @@ int vsched_node_wait(vsched *s, uint64_t id, vsched_node_info *out)
         fill(out, n);
     s->node_waiters--;
     vsched__unlock(s, NULL);
+    if (blocking)
+        vsched__block_end(&bl);
     atomic_fetch_sub(&s->inside, 1); /* the last touch of s */
     return rc;
 }

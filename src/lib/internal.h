@@ -11,9 +11,9 @@
  *   - runners (runner.c): pool tasks that take ready work, run it unlocked
  *     and integrate its completion themselves, then take the next -- one
  *     hold of the scheduler lock per task, no round trip through a queue;
- *   - a pool worker that waits on a handle first settles its batch
- *     (vsched__batch_settle), then runs its queue's ready work itself
- *     meanwhile (vsched__pump_until);
+ *   - a pool worker that blocks inside a task settles its batch and is
+ *     replaced by a stand-in thread of its pool while it waits
+ *     (vsched__block_begin, runner.c and pool.c);
  *   - observers and join callbacks run after a critical section, unlocked,
  *     on whichever of these threads ended it (pass.c).
  *
@@ -255,6 +255,8 @@ struct vsched {
     unsigned runners[2];      /* runner tasks submitted, not yet exited */
     unsigned busy[2];         /* of which running a task (unlocked) */
     unsigned runner_limit[2]; /* at most this many (the pools' threads) */
+    unsigned blocked[2];      /* runners whose task blocks (runner.c):
+                                 each raises the limit by one */
     /* Read-ahead: Sources loaded and waiting (READY, holding their task
      * and bytes) to be parsed on the CPU pool. Raised when a load
      * completes (complete.c); lowered when a runner takes one to parse
@@ -282,7 +284,7 @@ struct vsched {
                                   (vsched_node_wait, blocked submitters) */
     /* Threads that may still touch this scheduler without being its
      * callers: runners submitted to a pool (from kick until their last
-     * instruction), pumping workers, node waiters, blocked submitters.
+     * instruction), node waiters, blocked submitters.
      * Each one's LAST action is the decrement, so teardown frees nothing
      * until it reads zero. */
     atomic_int inside;
@@ -315,6 +317,8 @@ VSCHED__HIDDEN void vsched__lock(vsched *s);
 VSCHED__HIDDEN void vsched__unlock(vsched *s, vsched__pass *p);
 /* 1 when the calling thread holds s's lock. */
 VSCHED__HIDDEN int vsched__holds_lock(const vsched *s);
+/* Wait on c with s's lock held (10 ms at most when timed). */
+VSCHED__HIDDEN void vsched__cond_wait(pthread_cond_t *c, vsched *s, int timed);
 /* Answer h: wake its waiter and drop the scheduler's reference. */
 VSCHED__HIDDEN void vsched__handle_signal(vsched_handle *h);
 VSCHED__HIDDEN void vsched__handle_hold(vsched_handle *h);
@@ -457,15 +461,27 @@ VSCHED__HIDDEN int vsched__io_gated(const vsched *s);
 /* A loaded Source left the read-ahead (taken to parse, or ended); starts
  * the loads it held back. */
 VSCHED__HIDDEN void vsched__loaded_taken(vsched *s);
-/* Before a pool worker waits (no lock held): integrate what its runner
- * batch ran, then run and integrate what the batch has not started, so
- * the wait cannot be for work its own thread holds. No-op outside a
- * runner batch. */
-VSCHED__HIDDEN void vsched__batch_settle(void);
-/* A worker of s's CPU or I/O pool waiting for *flag: run its queue's
- * ready work inline meanwhile. Returns at once on any other thread. */
-VSCHED__HIDDEN void vsched__pump_until(vsched *s, const void *addr,
+/* A blocking wait by the calling thread (a stage or job waiting on a
+ * handle, a node, or room in the ready queue), no lock held. On a pool
+ * worker, begin settles its runner batch -- integrates what the batch
+ * ran, hands what it has not started to the pool -- and has the pool
+ * start a stand-in, so the wait is never for work its own thread holds
+ * and never takes a thread from its pool; end undoes it. Elsewhere both
+ * are no-ops. */
+typedef struct vsched__block {
+    vsched_pool *pool; /* the worker's pool, or NULL: nothing to undo */
+    struct vsched__runner_batch *rb;
+    int standin; /* a stand-in was started */
+} vsched__block;
+VSCHED__HIDDEN void vsched__block_begin(vsched__block *b, vsched *s);
+/* 1 while the pool could start no stand-in (it has just retried): the
+ * caller waits with a timeout (10 ms) and asks again. */
+VSCHED__HIDDEN int vsched__block_pending(vsched__block *b);
+/* Park until *flag (vsched__park_until), retrying the stand-in while the
+ * pool could start none. */
+VSCHED__HIDDEN void vsched__block_wait(vsched__block *b, const void *addr,
                                        const atomic_int *flag);
+VSCHED__HIDDEN void vsched__block_end(vsched__block *b);
 
 /* ---- task.c: task memory and inputs (lock held) ------------------------- */
 /* The task of a file-stage node starting now (inputs read here). */
@@ -505,11 +521,26 @@ VSCHED__HIDDEN int vsched__canonical_name(vsched *s, const char *name,
 
 /* ---- pool.c ------------------------------------------------------------- */
 VSCHED__HIDDEN size_t vsched__pool_capacity(const vsched_pool *p);
-/* Run one task queued on p on the calling thread; 0 when none is queued.
- * For a worker of p that must wait: it drains its own pool meanwhile. */
-VSCHED__HIDDEN int vsched__pool_run_one(vsched_pool *p);
 /* 1 when the calling thread is a worker of p. */
 VSCHED__HIDDEN int vsched__pool_is_current(const vsched_pool *p);
+/* The pool whose worker the calling thread is, or NULL. */
+VSCHED__HIDDEN vsched_pool *vsched__pool_current(void);
+/* Work handed on to the pool outside its transport (intrusive: the job's
+ * memory is the caller's until fn(job) runs). */
+typedef struct vsched__pool_job {
+    void (*fn)(struct vsched__pool_job *job);
+    struct vsched__pool_job *next;
+} vsched__pool_job;
+/* Queue j ahead of the transport's tasks; never refused. */
+VSCHED__HIDDEN void vsched__pool_push_urgent(vsched_pool *p,
+                                             vsched__pool_job *j);
+/* The calling worker of p is about to block: a stand-in thread keeps the
+ * pool's workers able to run at its thread count. 0 when no thread could
+ * be started (retry with vsched__pool_block_retry while blocked). Pair
+ * each call with vsched__pool_block_end. */
+VSCHED__HIDDEN int vsched__pool_block_begin(vsched_pool *p);
+VSCHED__HIDDEN int vsched__pool_block_retry(vsched_pool *p);
+VSCHED__HIDDEN void vsched__pool_block_end(vsched_pool *p);
 
 /* ---- test hooks (tests link the core objects directly) ------------------ */
 VSCHED__HIDDEN int vsched__test_set_generation(vsched *s, const char *name,

@@ -1,5 +1,5 @@
 /*
- * pool -- a fixed set of worker threads fed through a bounded transport.
+ * pool -- worker threads fed through a bounded transport.
  *
  * The transport is a ring of `capacity` slots. A slot is taken when a task
  * is queued and given back when the task has RUN, so `capacity` bounds
@@ -11,9 +11,22 @@
  * one sleeps, and after releasing the lock (a woken worker then finds the
  * lock free). Shutdown sets `stopping`; workers drain what is queued, then
  * exit, and destroy joins them.
+ *
+ * Blocking. A worker that must block inside a task (a stage waiting on a
+ * handle) says so (vsched__pool_block_begin .. _end). While it is
+ * blocked, a stand-in thread takes its place, so `threads` workers are
+ * always able to run tasks: the pool never waits on itself, and nothing
+ * runs on a blocked worker's stack (a task run there could not return
+ * before the one under it, which may be what it waits for), and the
+ * transport holds one more task per blocked worker. A stand-in exits
+ * between tasks once the workers able to run outnumber `threads` again;
+ * destroy joins every stand-in. Work handed on by a worker about
+ * to block (vsched__pool_push_urgent) runs before the ring, outside the
+ * transport bound: it was already taken.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -28,29 +41,42 @@ typedef struct worker_arg {
     unsigned index;
 } worker_arg;
 
+/* A stand-in thread (pool lock). */
+typedef struct standin {
+    worker_arg arg;
+    pthread_t thread;
+    int exited; /* its last touch of the pool is done */
+    struct standin *next;
+} standin;
+
 struct vsched_pool {
     vsched_pool_kind kind;
-    unsigned n_threads;
+    unsigned n_threads; /* workers able to run tasks, blocked ones aside */
+    unsigned n_started; /* of threads[] */
     pthread_t *threads;
     worker_arg *args; /* one per thread: its pool and index */
 
-    /* lock: guards ring, head, count, occupied, sleeping, stopping. Rank:
-     * leaf (no other lock is taken while it is held; never held while a
-     * task runs). */
+    /* lock: guards everything below. Rank: leaf (no other lock is taken
+     * while it is held; never held while a task runs). */
     pthread_mutex_t lock;
     pthread_cond_t nonempty; /* signalled when count goes up or stopping */
     pool_task *ring;
     size_t capacity;
     size_t head;       /* index of the oldest queued task */
-    size_t count;      /* queued, not yet started */
-    size_t occupied;   /* queued + running: the transport bound */
+    size_t count;      /* queued, not yet started (ring and urgent) */
+    size_t occupied;   /* queued + running ring tasks: at most capacity,
+                          plus one per blocked worker */
     unsigned sleeping; /* workers waiting on nonempty */
     int stopping;
+    vsched__pool_job *urgent, *urgent_tail; /* run before the ring */
+    unsigned live;     /* threads: n_threads + stand-ins not exited */
+    unsigned blocked;  /* workers between block_begin and block_end */
+    standin *standins; /* every stand-in not joined yet */
 };
 
 static VSCHED__TLS int current_kind = -1;
 static VSCHED__TLS int current_index = -1;
-static VSCHED__TLS const vsched_pool *current_pool;
+static VSCHED__TLS vsched_pool *current_pool;
 
 int vsched_pool_current_kind(void)
 {
@@ -67,22 +93,47 @@ int vsched__pool_is_current(const vsched_pool *p)
     return current_pool == p;
 }
 
+vsched_pool *vsched__pool_current(void)
+{
+    return current_pool;
+}
+
+/* Lock held: more threads are able to run tasks than the pool has. */
+static int surplus(const vsched_pool *p)
+{
+    return p->live - p->blocked > p->n_threads;
+}
+
 static void *pool_worker(void *arg)
 {
     const worker_arg *wa = arg;
     vsched_pool *p = wa->pool;
+    int is_standin = wa->index >= p->n_threads;
     current_kind = (int)p->kind;
     current_index = (int)wa->index;
     current_pool = p;
     pthread_mutex_lock(&p->lock);
     for (;;) {
+        if (is_standin && surplus(p))
+            break; /* the worker it stood in for is back */
         while (p->count == 0 && !p->stopping) {
             p->sleeping++;
             pthread_cond_wait(&p->nonempty, &p->lock);
             p->sleeping--;
+            if (is_standin && surplus(p))
+                break;
         }
-        if (p->count == 0)
-            break; /* stopping and drained */
+        if (p->count == 0 || (is_standin && surplus(p)))
+            break; /* stopping and drained, or no longer needed */
+        vsched__pool_job *u = p->urgent;
+        if (u != NULL) {
+            p->urgent = u->next;
+            p->count--;
+            pthread_mutex_unlock(&p->lock);
+            u->fn(u);
+            pthread_mutex_lock(&p->lock);
+            continue;
+        }
         pool_task t = p->ring[p->head];
         p->head = (p->head + 1) % p->capacity;
         p->count--;
@@ -91,8 +142,125 @@ static void *pool_worker(void *arg)
         pthread_mutex_lock(&p->lock);
         p->occupied--;
     }
+    if (is_standin) {
+        p->live--;
+        ((standin *)((char *)wa - offsetof(standin, arg)))->exited = 1;
+        /* Queued work may be left to a sleeping worker. */
+        if (p->count > 0)
+            pthread_cond_signal(&p->nonempty);
+    }
     pthread_mutex_unlock(&p->lock);
     return NULL;
+}
+
+/* Lock held: start a stand-in; 0 when no thread could be started. */
+static int start_standin(vsched_pool *p)
+{
+    standin *st = calloc(1, sizeof *st);
+    if (st == NULL)
+        return 0;
+    /* The lowest index no live stand-in has: a stable lane for traces. */
+    unsigned index = p->n_threads;
+    for (int again = 1; again;) {
+        again = 0;
+        for (const standin *o = p->standins; o != NULL; o = o->next)
+            if (!o->exited && o->arg.index == index) {
+                index++;
+                again = 1;
+            }
+    }
+    st->arg = (worker_arg){p, index};
+    if (pthread_create(&st->thread, NULL, pool_worker, &st->arg) != 0) {
+        free(st);
+        return 0;
+    }
+    st->next = p->standins;
+    p->standins = st;
+    p->live++;
+    return 1;
+}
+
+/* Lock held: unlink the stand-ins that exited, for joining unlocked. */
+static standin *take_exited(vsched_pool *p)
+{
+    standin *done = NULL, **link = &p->standins;
+    while (*link != NULL) {
+        standin *st = *link;
+        if (st->exited) {
+            *link = st->next;
+            st->next = done;
+            done = st;
+        } else {
+            link = &st->next;
+        }
+    }
+    return done;
+}
+
+static void join_all(standin *list)
+{
+    while (list != NULL) {
+        standin *next = list->next;
+        pthread_join(list->thread, NULL);
+        free(list);
+        list = next;
+    }
+}
+
+/* Lock held: a stand-in for every blocked worker, as far as threads can
+ * be started. */
+static int ensure_able(vsched_pool *p)
+{
+    while (p->live - p->blocked < p->n_threads)
+        if (!start_standin(p))
+            return 0;
+    return 1;
+}
+
+int vsched__pool_block_begin(vsched_pool *p)
+{
+    pthread_mutex_lock(&p->lock);
+    p->blocked++;
+    int ok = p->stopping || ensure_able(p);
+    standin *done = take_exited(p);
+    pthread_mutex_unlock(&p->lock);
+    join_all(done);
+    return ok;
+}
+
+int vsched__pool_block_retry(vsched_pool *p)
+{
+    pthread_mutex_lock(&p->lock);
+    int ok = p->stopping || ensure_able(p);
+    pthread_mutex_unlock(&p->lock);
+    return ok;
+}
+
+void vsched__pool_block_end(vsched_pool *p)
+{
+    pthread_mutex_lock(&p->lock);
+    p->blocked--;
+    /* A sleeping stand-in is now surplus: let it see so and exit. */
+    int wake = surplus(p) && p->sleeping > 0;
+    pthread_mutex_unlock(&p->lock);
+    if (wake)
+        pthread_cond_broadcast(&p->nonempty);
+}
+
+void vsched__pool_push_urgent(vsched_pool *p, vsched__pool_job *j)
+{
+    j->next = NULL;
+    pthread_mutex_lock(&p->lock);
+    if (p->urgent == NULL)
+        p->urgent = j;
+    else
+        p->urgent_tail->next = j;
+    p->urgent_tail = j;
+    p->count++;
+    int wake = p->sleeping > 0;
+    pthread_mutex_unlock(&p->lock);
+    if (wake)
+        pthread_cond_signal(&p->nonempty);
 }
 
 int vsched_pool_create(vsched_pool **out, vsched_pool_kind kind,
@@ -117,15 +285,18 @@ int vsched_pool_create(vsched_pool **out, vsched_pool_kind kind,
         goto fail_mem;
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->nonempty, NULL);
+    /* Stand-ins tell themselves apart by an index from `threads` up. */
+    p->n_threads = threads;
+    p->live = threads;
     for (unsigned i = 0; i < threads; i++) {
         p->args[i] = (worker_arg){p, i};
         if (pthread_create(&p->threads[i], NULL, pool_worker, &p->args[i]) !=
             0) {
-            p->n_threads = i;
+            p->n_started = i;
             vsched_pool_destroy(p);
             return VSCHED_ENOMEM;
         }
-        p->n_threads = i + 1;
+        p->n_started = i + 1;
     }
     *out = p;
     return VSCHED_OK;
@@ -147,7 +318,9 @@ int vsched_pool_try_submit(vsched_pool *p, vsched_task_fn fn, void *arg)
         pthread_mutex_unlock(&p->lock);
         return VSCHED_ESHUTDOWN;
     }
-    if (p->occupied == p->capacity) {
+    /* A blocked worker's task does not hold the transport's room: its
+     * stand-in needs work to take. */
+    if (p->occupied >= p->capacity + p->blocked) {
         pthread_mutex_unlock(&p->lock);
         return VSCHED_EFULL;
     }
@@ -169,8 +342,11 @@ void vsched_pool_destroy(vsched_pool *p)
     p->stopping = 1;
     pthread_cond_broadcast(&p->nonempty);
     pthread_mutex_unlock(&p->lock);
-    for (unsigned i = 0; i < p->n_threads; i++)
+    for (unsigned i = 0; i < p->n_started; i++)
         pthread_join(p->threads[i], NULL);
+    /* No worker blocks any more (its scheduler answered every waiter
+     * before the pool is destroyed): every stand-in exits. */
+    join_all(p->standins);
     pthread_cond_destroy(&p->nonempty);
     pthread_mutex_destroy(&p->lock);
     free(p->threads);
@@ -187,24 +363,6 @@ vsched_pool_kind vsched_pool_get_kind(const vsched_pool *p)
 unsigned vsched_pool_threads(const vsched_pool *p)
 {
     return p->n_threads;
-}
-
-int vsched__pool_run_one(vsched_pool *p)
-{
-    pthread_mutex_lock(&p->lock);
-    if (p->count == 0) {
-        pthread_mutex_unlock(&p->lock);
-        return 0;
-    }
-    pool_task t = p->ring[p->head];
-    p->head = (p->head + 1) % p->capacity;
-    p->count--;
-    pthread_mutex_unlock(&p->lock);
-    t.fn(t.arg);
-    pthread_mutex_lock(&p->lock);
-    p->occupied--;
-    pthread_mutex_unlock(&p->lock);
-    return 1;
 }
 
 size_t vsched__pool_capacity(const vsched_pool *p)

@@ -22,10 +22,16 @@
  * an Analysis whose blocker results are no longer the current ones is
  * gated again instead of started.
  *
- * A worker that waits on a handle (vsched_wait from inside a stage or a
- * job) first settles its batch (below), then runs its own queue's ready
- * work itself meanwhile (vsched__pump_until), so a pool whose every
- * worker waits still progresses.
+ * A worker that blocks inside a task (vsched_wait, vsched_wait_batch or
+ * vsched_node_wait from a stage or job, or a blocked vsched_submit_dag)
+ * goes through vsched__block_begin: its batch is settled (below) and its
+ * pool starts a stand-in thread in its place, while the scheduler lets
+ * one more runner run (blocked[q]). Nothing runs on the blocked thread's
+ * own stack meanwhile: a task run there could not return before the one
+ * under it, and the one under it may be what it waits for (a wait that
+ * ran other ready work inline hung that way). So a pool whose every
+ * worker waits still progresses, and only a real cycle of waits can
+ * hang.
  */
 #include <stdlib.h>
 
@@ -39,6 +45,13 @@ static void runner_main(void *arg);
 static vsched_pool *pool_of(vsched *s, int q)
 {
     return q == VSCHED__Q_IO ? s->opts.io_pool : s->opts.cpu_pool;
+}
+
+/* Runners of queue q that may run at once: the pool's threads, plus one
+ * for each runner blocked in a task (its pool starts a stand-in). */
+static unsigned runner_cap(const vsched *s, int q)
+{
+    return s->runner_limit[q] + s->blocked[q];
 }
 
 /* Gated at `limit` loaded Sources waiting: a running I/O runner stops
@@ -89,7 +102,7 @@ void vsched__kick(vsched *s)
             io_gated_at(s, s->runners[q] == 0 && s->io_held ? io_restart(s)
                                                             : s->readahead))
             ready = 0;
-        while (s->runners[q] < s->runner_limit[q] &&
+        while (s->runners[q] < runner_cap(s, q) &&
                s->runners[q] - s->busy[q] < ready) {
             atomic_fetch_add(&s->inside, 1);
             if (vsched_pool_try_submit(pool_of(s, q), runner_main,
@@ -185,25 +198,27 @@ static int pass_empty(const vsched__pass *p)
  * lock is taken again. The task observer's times are read as each task
  * runs.
  *
- * Liveness. A task of a batch that waits (vsched_wait from inside a
- * stage or job, on any pool) may wait for what the batch holds: work
- * taken into it after the waiter, not started, or work before it that
- * ran but whose completion is integrated only when the batch ends (a
- * parse whose Analysis the waiter wants). So before the thread waits,
- * vsched__batch_settle integrates what the batch ran and runs and
- * integrates the rest: nothing taken waits behind its own waiter. */
+ * Liveness. A task of a batch that blocks may wait for what the batch
+ * holds: work taken into it after the blocked task, not started, or work
+ * before it that ran but whose completion is integrated only when the
+ * batch ends (a parse whose Analysis the waiter wants). So before the
+ * thread blocks, settle integrates what the batch ran and hands what it
+ * has not started to the pool as a new runner (rest_main), ahead of the
+ * pool's queue: nothing taken waits behind its own waiter. */
 #define RUNNER_BATCH 8
 #define RUNNER_BATCH_NS 20000u
 
-/* The batch a thread is running (innermost first), for
- * vsched__batch_settle. Only its thread touches it. */
-typedef struct runner_batch {
+/* The batch a thread is running (innermost first), for settle. Only its
+ * thread touches it. */
+typedef struct vsched__runner_batch {
     vsched *s;
+    int q;
     vsched__task **t;      /* entries settled early are set to NULL */
     size_t n, next;        /* next: the first not yet started */
     size_t ran;            /* the entries before it have run */
     const uint64_t *clock; /* when the last of those ended */
-    struct runner_batch *outer;
+    unsigned blocks;       /* nested block sections of its running task */
+    struct vsched__runner_batch *outer;
 } runner_batch;
 
 static _Thread_local runner_batch *running_batch;
@@ -269,7 +284,7 @@ static int take_more(const vsched *s, int q, size_t taken)
 {
     const vsched__node *next = vsched__rq_peek(&s->graph.ready[q]);
     if (taken >= RUNNER_BATCH || next == NULL || !short_step(s, next) ||
-        vsched__ready_count(&s->graph, q) < s->runner_limit[q])
+        vsched__ready_count(&s->graph, q) < runner_cap(s, q))
         return 0;
     /* Loads of a batch count against the read-ahead window before they
      * complete. */
@@ -283,17 +298,29 @@ static void integrate(vsched *s, vsched__task *t, vsched__pass *p)
     vsched__complete(s, t, p);
 }
 
-static void runner_main(void *arg)
+/* Run the n tasks of a taken batch (no lock held), as this thread's
+ * running batch: a task that blocks settles the rest (settle). */
+static void run_batch(vsched *s, int q, vsched__task **batch, size_t n,
+                      uint64_t *clock)
 {
-    vsched__runner_arg *ra = arg;
-    vsched *s = ra->s;
-    int q = ra->q;
+    runner_batch rb = {s, q, batch, n, 0, 0, clock, 0, running_batch};
+    running_batch = &rb;
+    run_timed(batch[rb.next++], clock);
+    while (rb.next < rb.n) {
+        rb.ran = rb.next;
+        run_member(batch[rb.next++], clock);
+    }
+    running_batch = rb.outer;
+}
+
+/* The loop of a runner, entered with the lock held: n > 0 tasks of
+ * `batch` have run (their last run ended at `clock`) and are integrated
+ * first. Exits with the lock released. */
+static void runner_loop(vsched *s, int q, vsched__task **batch, size_t n,
+                        uint64_t clock)
+{
     vsched__pass p = {0};
-    vsched__task *batch[RUNNER_BATCH];
-    size_t n = 0;
-    uint64_t clock = 0; /* when the batch's last run ended */
     unsigned budget = RUNNER_BUDGET;
-    vsched__lock(s);
     for (;;) {
         if (n > 0) {
             /* What was submitted before these completions is admitted
@@ -308,7 +335,9 @@ static void runner_main(void *arg)
         }
         vsched__rqkey key;
         uint64_t now = vsched__now_ns(); /* the batch's start */
-        while (!atomic_load(&s->stopping) && budget > 0 &&
+        /* More runners than the limit (a blocked one is back): one goes. */
+        int surplus = s->runners[q] > runner_cap(s, q);
+        while (!surplus && !atomic_load(&s->stopping) && budget > 0 &&
                (n == 0 || take_more(s, q, n))) {
             vsched__task *t = take_ready(s, q, &p, n > 0 ? &key : NULL, now);
             if (t == NULL)
@@ -334,15 +363,8 @@ static void runner_main(void *arg)
         vsched__unlock(s, &p);
         if (!pass_empty(&p))
             vsched__pass_run(s, &p);
-        runner_batch rb = {s, batch, n, 0, 0, &clock, running_batch};
-        running_batch = &rb;
         clock = vsched__now_ns();
-        run_timed(batch[rb.next++], &clock);
-        while (rb.next < rb.n) { /* a task that waits may run the rest */
-            rb.ran = rb.next;
-            run_member(batch[rb.next++], &clock);
-        }
-        running_batch = rb.outer;
+        run_batch(s, q, batch, n, &clock);
         vsched__lock(s);
         vsched__tasks_recycle(s, &p);
         s->busy[q]--;
@@ -351,77 +373,144 @@ static void runner_main(void *arg)
     atomic_fetch_sub(&s->inside, 1); /* the last touch of s */
 }
 
-void vsched__batch_settle(void)
+static void runner_main(void *arg)
 {
-    runner_batch *rb = running_batch;
-    if (rb == NULL)
-        return;
-    size_t ran = 0;
-    for (size_t i = 0; i < rb->ran; i++)
-        ran += rb->t[i] != NULL;
-    if (ran > 0) {
-        /* The waiter, rb->t[rb->ran], runs on: it is not integrated. */
-        vsched__pass p = {0};
-        vsched__lock(rb->s);
-        vsched__inbox_absorb(rb->s, &p);
-        p.clock = *rb->clock;
-        for (size_t i = 0; i < rb->ran; i++) {
-            if (rb->t[i] != NULL)
-                integrate(rb->s, rb->t[i], &p);
-            rb->t[i] = NULL;
-        }
-        p.clock = 0;
-        vsched__kick(rb->s);
-        vsched__unlock_run(rb->s, &p);
-    }
-    while (rb->next < rb->n) {
-        vsched__task *t = rb->t[rb->next];
-        rb->t[rb->next++] = NULL; /* integrated here, not by the runner */
-        uint64_t clock = vsched__now_ns();
-        run_member(t, &clock);
-        vsched__pass p = {0};
-        vsched__lock(rb->s);
-        vsched__inbox_absorb(rb->s, &p);
-        integrate(rb->s, t, &p);
-        vsched__kick(rb->s);
-        vsched__unlock_run(rb->s, &p);
-    }
+    vsched__runner_arg *ra = arg;
+    vsched__task *batch[RUNNER_BATCH];
+    vsched__lock(ra->s);
+    runner_loop(ra->s, ra->q, batch, 0, 0);
 }
 
-void vsched__pump_until(vsched *s, const void *addr, const atomic_int *flag)
-{
+/* The rest of a batch whose task blocked, handed to the pool: a runner
+ * that starts by running it (counted in runners and busy, and `inside`,
+ * from the hand-off). */
+typedef struct batch_rest {
+    vsched__pool_job job; /* first: the pool's handle on it */
+    vsched *s;
     int q;
-    if (vsched__pool_is_current(s->opts.cpu_pool))
-        q = VSCHED__Q_CPU;
-    else if (vsched__pool_is_current(s->opts.io_pool))
-        q = VSCHED__Q_IO;
-    else
-        return; /* not one of our workers: it may block */
-    vsched_pool *pool = pool_of(s, q);
-    vsched__pass p = {0};
-    atomic_fetch_add(&s->inside, 1);
+    size_t n;
+    vsched__task *t[RUNNER_BATCH];
+} batch_rest;
+
+static void rest_main(vsched__pool_job *job)
+{
+    batch_rest *r = (batch_rest *)job;
+    vsched *s = r->s;
+    int q = r->q;
+    size_t n = r->n;
+    vsched__task *batch[RUNNER_BATCH];
+    for (size_t i = 0; i < n; i++)
+        batch[i] = r->t[i];
+    free(r);
+    uint64_t clock = vsched__now_ns();
+    run_batch(s, q, batch, n, &clock);
     vsched__lock(s);
-    while (!atomic_load(flag) && !atomic_load(&s->stopping)) {
-        vsched__task *t = take_ready(s, q, &p, NULL, vsched__now_ns());
-        vsched__kick(s);
-        vsched__unlock(s, &p);
-        vsched__pass_run(s, &p);
-        if (t != NULL) {
-            uint64_t clock = vsched__now_ns();
-            run_timed(t, &clock);
-            vsched__lock(s);
-            vsched__tasks_recycle(s, &p);
-            vsched__inbox_absorb(s, &p);
-            integrate(s, t, &p);
-            continue;
+    s->busy[q]--;
+    runner_loop(s, q, batch, n, clock);
+}
+
+/* Lock not held. The thread's batch is about to block in one of its
+ * tasks, rb->t[rb->ran]: integrate what ran before it, and hand what has
+ * not started to the pool as a new runner, which a stand-in runs. The
+ * blocked runner counts against the runner limit no more while it waits
+ * (rb->s->blocked[q]). */
+static void settle(runner_batch *rb)
+{
+    vsched *s = rb->s;
+    int q = rb->q;
+    batch_rest *rest = NULL;
+    if (rb->next < rb->n) {
+        rest = malloc(sizeof *rest);
+        if (rest == NULL) {
+            /* Run them here, before blocking: the fallback. */
+            while (rb->next < rb->n) {
+                vsched__task *t = rb->t[rb->next];
+                rb->t[rb->next++] = NULL;
+                uint64_t clock = vsched__now_ns();
+                run_member(t, &clock);
+                vsched__pass p = {0};
+                vsched__lock(s);
+                vsched__inbox_absorb(s, &p);
+                integrate(s, t, &p);
+                vsched__kick(s);
+                vsched__unlock_run(s, &p);
+            }
+        } else {
+            *rest = (batch_rest){{rest_main, NULL}, s, q, 0, {NULL}};
+            while (rb->next < rb->n) {
+                rest->t[rest->n++] = rb->t[rb->next];
+                rb->t[rb->next++] = NULL; /* integrated by the rest */
+            }
         }
-        /* Nothing ready: work already handed to our pool, else a short
-         * wait for the flag (new ready work does not wake us). */
-        if (!vsched__pool_run_one(pool))
-            vsched__park_until_ms(addr, flag, 1);
-        vsched__lock(s);
-        vsched__tasks_recycle(s, &p);
     }
-    vsched__unlock_run(s, &p);
-    atomic_fetch_sub(&s->inside, 1); /* the last touch of s */
+    vsched__pass p = {0};
+    vsched__lock(s);
+    vsched__inbox_absorb(s, &p);
+    p.clock = *rb->clock;
+    for (size_t i = 0; i < rb->ran; i++) {
+        if (rb->t[i] != NULL)
+            integrate(s, rb->t[i], &p);
+        rb->t[i] = NULL;
+    }
+    p.clock = 0;
+    s->blocked[q]++;
+    if (rest != NULL) {
+        s->runners[q]++;
+        s->busy[q]++;
+        atomic_fetch_add(&s->inside, 1);
+    }
+    vsched__kick(s);
+    vsched__unlock(s, &p);
+    /* Handed on before the pass runs: a join callback it runs may wait
+     * for the rest. */
+    if (rest != NULL)
+        vsched__pool_push_urgent(pool_of(s, q), &rest->job);
+    vsched__pass_run(s, &p);
+}
+
+void vsched__block_begin(vsched__block *b, vsched *s)
+{
+    b->pool = NULL;
+    b->rb = NULL;
+    if (atomic_load(&s->stopping))
+        return; /* teardown answers every waiter */
+    vsched_pool *pool = vsched__pool_current();
+    if (pool == NULL)
+        return; /* not a pool worker: it may block */
+    runner_batch *rb = running_batch;
+    b->rb = rb;
+    b->pool = pool;
+    /* Nested (a join callback that settle ran waits too): settled once. */
+    if (rb != NULL && rb->blocks++ == 0)
+        settle(rb);
+    b->standin = vsched__pool_block_begin(pool);
+}
+
+int vsched__block_pending(vsched__block *b)
+{
+    if (b->pool != NULL && !b->standin)
+        b->standin = vsched__pool_block_retry(b->pool);
+    return b->pool != NULL && !b->standin;
+}
+
+void vsched__block_wait(vsched__block *b, const void *addr,
+                        const atomic_int *flag)
+{
+    /* No stand-in could be started: retry while the flag is not set. */
+    while (vsched__block_pending(b) && !vsched__park_until_ms(addr, flag, 10))
+        ;
+    vsched__park_until(addr, flag);
+}
+
+void vsched__block_end(vsched__block *b)
+{
+    if (b->pool == NULL)
+        return;
+    vsched__pool_block_end(b->pool);
+    runner_batch *rb = b->rb;
+    if (rb != NULL && --rb->blocks == 0) {
+        vsched__lock(rb->s);
+        rb->s->blocked[rb->q]--;
+        vsched__unlock(rb->s, NULL);
+    }
 }

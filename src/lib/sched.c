@@ -78,6 +78,17 @@ int vsched__holds_lock(const vsched *s)
     return lock_holder == s;
 }
 
+void vsched__cond_wait(pthread_cond_t *c, vsched *s, int timed)
+{
+    if (!timed) {
+        pthread_cond_wait(c, &s->lock);
+        return;
+    }
+    struct timespec until;
+    vsched__deadline_ms(&until, 10);
+    pthread_cond_timedwait(c, &s->lock, &until);
+}
+
 void vsched__unlock(vsched *s, vsched__pass *p)
 {
     vsched__snap *dead = s->dead_snaps;
@@ -232,8 +243,8 @@ void vsched_destroy(vsched *s)
     if (s->root != NULL)
         vsched__retire_all(s, VSCHED_ESHUTDOWN, "scheduler shut down", &p);
     /* Node waiters and blocked submitters see `stopping` and return;
-     * runners finish the task they run (its completion is refused) and
-     * exit; pumping workers stop pumping. */
+     * runners (and the rests of batches handed on) finish the task they
+     * run (its completion is refused) and exit. */
     pthread_cond_broadcast(&s->dag.changed);
     vsched__unlock_run(s, &p);
     while (atomic_load(&s->inside) > 0) {
@@ -552,13 +563,12 @@ int vsched_wait(vsched_handle *h, const vsched_result **res)
 {
     if (h == NULL)
         return VSCHED_EINVAL;
-    /* A worker must not wait on what its own batch holds, nor block its
-     * own pool: it runs its queue's ready work. */
-    if (!atomic_load(&h->done) && !atomic_load(&h->s->stopping)) {
-        vsched__batch_settle();
-        vsched__pump_until(h->s, h, &h->done);
+    if (!atomic_load(&h->done)) {
+        vsched__block bl;
+        vsched__block_begin(&bl, h->s);
+        vsched__block_wait(&bl, h, &h->done);
+        vsched__block_end(&bl);
     }
-    vsched__park_until(h, &h->done);
     if (res != NULL)
         *res = &h->result;
     return h->result.status;
@@ -711,11 +721,12 @@ int vsched_wait_batch(vsched_batch *b, const vsched_result **res)
 {
     if (b == NULL)
         return VSCHED_EINVAL;
-    if (!atomic_load(&b->done) && !atomic_load(&b->s->stopping)) {
-        vsched__batch_settle();
-        vsched__pump_until(b->s, b, &b->done);
+    if (!atomic_load(&b->done)) {
+        vsched__block bl;
+        vsched__block_begin(&bl, b->s);
+        vsched__block_wait(&bl, b, &b->done);
+        vsched__block_end(&bl);
     }
-    vsched__park_until(b, &b->done);
     int worst = VSCHED_OK;
     for (size_t i = 0; i < b->n; i++) {
         b->results[i] = &b->h[i].result;
