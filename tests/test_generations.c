@@ -1107,13 +1107,16 @@ static void a_batched_load_that_waits_settles_its_batch(void)
 }
 
 /* The only I/O worker's load waits for another file's Analysis, whose
- * load is queued behind it: the waiting worker runs its queue's ready
- * loads itself. (Loads of unknown duration are taken one at a time.) */
-static void io_worker_that_waits_runs_ready_loads_itself(void)
+ * load is queued behind it, and the I/O transport has room for one task:
+ * the load's runner. A stand-in takes the worker's place, and the
+ * transport takes one more task while it waits. (Loads of unknown
+ * duration are taken one at a time.) */
+static void a_load_that_waits_leaves_its_pool_working(void)
 {
     many[0] = (mem_file){"a.c", "int a;\n"};
     many[1] = (mem_file){"b.c", "int b;\n"};
     many[2] = (mem_file){NULL, NULL};
+    io_capacity = 1;
     vsched *s = start(many, 1);
     atomic_store(&io_held, 1);
     CU_ASSERT_FATAL(vsched_pool_try_submit(io, hold_io, NULL) == 0);
@@ -1141,9 +1144,70 @@ static void io_worker_that_waits_runs_ready_loads_itself(void)
     CU_ASSERT_EQUAL(vsched_wait_batch(load_wait_target, NULL), 0);
     CU_ASSERT(event_index('L', "b.c") < event_index('L', "a.c"));
     CU_ASSERT(event_index('A', "b.c") < event_index('L', "a.c"));
+    /* b.c's load ran on the stand-in, a.c's on the pool's own thread. */
+    CU_ASSERT_EQUAL(events[event_index('L', "b.c")].worker, 1);
+    CU_ASSERT_EQUAL(events[event_index('L', "a.c")].worker, 0);
     vsched_handle_release(ha);
     vsched_batch_release(load_wait_target);
     load_wait_target = NULL;
+    stop(s);
+}
+
+/* A host task on the only CPU worker waits for an Artifact, whose stages
+ * need that pool: a stand-in runs them. Once the host task is back, the
+ * stand-in leaves: every later task runs on the pool's own thread. */
+static vsched *host_sched;
+static atomic_int host_status = -999;
+
+static void host_waits(void *arg)
+{
+    (void)arg;
+    vsched_request r = REQ("a.c", VSCHED_STAGE_ARTIFACT, 0);
+    vsched_handle *h = NULL;
+    int rc = vsched_submit_request(host_sched, &r, &h);
+    if (rc == 0) {
+        rc = vsched_wait(h, NULL);
+        vsched_handle_release(h);
+    }
+    atomic_store(&host_status, rc);
+}
+
+static atomic_int lane_seen;
+
+static void note_lane(void *arg)
+{
+    (void)arg;
+    atomic_store(&lane_seen, vsched_pool_current_worker());
+}
+
+static void a_host_task_that_waits_gets_a_stand_in_that_leaves_after(void)
+{
+    many[0] = (mem_file){"a.c", "int a;\n"};
+    many[1] = (mem_file){NULL, NULL};
+    vsched *s = start(many, 1);
+    host_sched = s;
+    atomic_store(&host_status, -999);
+    CU_ASSERT_FATAL(vsched_pool_try_submit(cpu, host_waits, NULL) == 0);
+    for (int i = 0; i < 10000 && atomic_load(&host_status) == -999; i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    if (atomic_load(&host_status) == -999) {
+        fprintf(stderr, "the host task's wait never ended: it held the "
+                        "pool's only worker\n");
+        _exit(1);
+    }
+    CU_ASSERT_EQUAL(atomic_load(&host_status), 0);
+    CU_ASSERT_EQUAL(events[event_index('S', "a.c")].worker, 1);
+    CU_ASSERT_EQUAL(events[event_index('R', "a.c")].worker, 1);
+    for (int i = 0; i < 20; i++) {
+        atomic_store(&lane_seen, -2);
+        while (vsched_pool_try_submit(cpu, note_lane, NULL) != 0)
+            sched_yield();
+        while (atomic_load(&lane_seen) == -2)
+            sched_yield();
+        CU_ASSERT_EQUAL(atomic_load(&lane_seen), 0);
+    }
     stop(s);
 }
 
@@ -1297,8 +1361,10 @@ static const vr_cu_test tests[] = {
      a_batched_task_that_waits_integrates_what_its_batch_ran},
     {"a_batched_load_that_waits_settles_its_batch",
      a_batched_load_that_waits_settles_its_batch},
-    {"io_worker_that_waits_runs_ready_loads_itself",
-     io_worker_that_waits_runs_ready_loads_itself},
+    {"a_load_that_waits_leaves_its_pool_working",
+     a_load_that_waits_leaves_its_pool_working},
+    {"a_host_task_that_waits_gets_a_stand_in_that_leaves_after",
+     a_host_task_that_waits_gets_a_stand_in_that_leaves_after},
     {"waits_that_nest_never_wait_under_their_own_stack",
      waits_that_nest_never_wait_under_their_own_stack},
     {"longest_expected_work_starts_first_among_equal_priority",

@@ -54,6 +54,7 @@ void record(char stage, const char *name)
         snprintf(events[n_events].name, sizeof events[n_events].name, "%s",
                  name);
         events[n_events].pool_kind = vsched_pool_current_kind();
+        events[n_events].worker = vsched_pool_current_worker();
         n_events++;
     }
     pthread_mutex_unlock(&rec_lock);
@@ -146,6 +147,7 @@ static const vsched_executor_ops rec_executor = {
 /* ---- fixture ------------------------------------------------------------ */
 
 vsched_pool *cpu, *io;
+size_t io_capacity;
 
 /* Observer: counts events; cancels the scheduler on the first failure. */
 vsched *observed;
@@ -190,7 +192,18 @@ vsched *start_with(const mem_file *files, unsigned cpu_threads,
         .inbox_capacity = inbox_capacity,
         .blocker_cycles_fail = cycles_fail,
     };
-    return memfs_start(&cpu, &io, cpu_threads, &o);
+    if (io_capacity == 0)
+        return memfs_start(&cpu, &io, cpu_threads, &o);
+    CU_ASSERT_FATAL(
+        vsched_pool_create(&cpu, VSCHED_POOL_CPU, cpu_threads, 0) == 0);
+    CU_ASSERT_FATAL(vsched_pool_create(&io, VSCHED_POOL_IO, 1, io_capacity) ==
+                    0);
+    io_capacity = 0;
+    o.cpu_pool = cpu;
+    o.io_pool = io;
+    vsched *s = NULL;
+    CU_ASSERT_FATAL(vsched_create(&s, &o) == 0);
+    return s;
 }
 
 void stop(vsched *s)

@@ -33,6 +33,7 @@ typedef struct event {
     char stage;
     char name[64];
     int pool_kind;
+    int worker; /* vsched_pool_current_worker() */
 } event;
 
 extern pthread_mutex_t rec_lock; /* guards events, n_events */
@@ -43,6 +44,9 @@ extern const char *fail_artifact;    /* this file's Artifact fails */
 extern int cycles_fail; /* options.blocker_cycles_fail of the next start */
 extern const vsched_loader_ops *loader_override; /* next start's loader */
 extern vsched_pool *cpu, *io; /* pools of the running scheduler */
+/* Transport capacity of the next start's I/O pool (0: the default); the
+ * start resets it. */
+extern size_t io_capacity;
 
 /* When set, the loader's classification of a name (else by extension). */
 extern const char *(*classify_hook)(const char *name);

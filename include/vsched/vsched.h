@@ -92,7 +92,8 @@ VSCHED_API const char *vsched_stage_name(vsched_stage stage);
 
 /* A loaded plugin instance in one role. The library keeps these pointers
  * until vsched_destroy(). When thread_safe is 0 the library serialises
- * every call into `inst`. */
+ * every call into `inst`: a call that waits (vsched_wait) for work that
+ * needs another call into the same instance then waits forever. */
 typedef struct vsched_loader_binding {
     const vsched_loader_ops *ops;
     void *inst;
