@@ -23,6 +23,7 @@ int vsched__test_set_generation(vsched *s, const char *name,
                                 uint64_t generation);
 int vsched__test_handle_done(vsched_handle *h);
 size_t vsched__test_ready(vsched *s, int cpu);
+void vsched__test_pool_standins(vsched_pool *p, unsigned max);
 
 static const mem_file files[] = {
     {"a.c", "blocker h.h\n"}, {"h.h", "int h;\n"},     {"b.c", "int b;\n"},
@@ -1211,6 +1212,85 @@ static void a_host_task_that_waits_gets_a_stand_in_that_leaves_after(void)
     stop(s);
 }
 
+/* Every task of a pool waits: host tasks on the only CPU worker wait for
+ * an Artifact whose load is held at a gate, each stand-in taking the
+ * next, which waits in turn. With stand-ins capped at 8, the pool stops
+ * at lanes 0 .. 8, and the rest wait their turn; raised, the waiting
+ * workers get their stand-ins (they retry), and all finish once the gate
+ * opens -- their stages run on stand-ins -- then the stand-ins leave. */
+static atomic_int waits_entered, waits_done, lane_max;
+
+static void host_waits_too(void *arg)
+{
+    (void)arg;
+    int lane = vsched_pool_current_worker();
+    for (int m = atomic_load(&lane_max);
+         lane > m && !atomic_compare_exchange_weak(&lane_max, &m, lane);)
+        ;
+    atomic_fetch_add(&waits_entered, 1);
+    vsched_request r = REQ("a.c", VSCHED_STAGE_ARTIFACT, 0);
+    vsched_handle *h = NULL;
+    if (vsched_submit_request(host_sched, &r, &h) == 0) {
+        if (vsched_wait(h, NULL) == 0)
+            atomic_fetch_add(&waits_done, 1);
+        vsched_handle_release(h);
+    }
+}
+
+/* Wait (bounded) until *v reaches n. */
+static int reaches(atomic_int *v, int n)
+{
+    for (int i = 0; i < 10000 && atomic_load(v) < n; i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    return atomic_load(v) >= n;
+}
+
+static void stand_ins_are_capped_and_retried_when_every_task_waits(void)
+{
+    many[0] = (mem_file){"a.c", "int a;\n"};
+    many[1] = (mem_file){NULL, NULL};
+    vsched *s = start(many, 1);
+    host_sched = s;
+    atomic_store(&waits_entered, 0);
+    atomic_store(&waits_done, 0);
+    atomic_store(&lane_max, -1);
+    vsched__test_pool_standins(cpu, 8);
+    gate_arm('L', "a.c"); /* on the I/O pool: the CPU pool has only them */
+    /* The transport takes 4 tasks, and one more per blocked worker. */
+    int queued = 0;
+    for (int i = 0; i < 10000 && queued < 12; i++) {
+        if (vsched_pool_try_submit(cpu, host_waits_too, NULL) == 0) {
+            queued++;
+            continue;
+        }
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    CU_ASSERT_FATAL(queued == 12);
+    CU_ASSERT_FATAL(reaches(&waits_entered, 9));
+    struct timespec ms50 = {0, 50000000};
+    nanosleep(&ms50, NULL);
+    CU_ASSERT_EQUAL(atomic_load(&waits_entered), 9);
+    CU_ASSERT_EQUAL(atomic_load(&lane_max), 8);
+    vsched__test_pool_standins(cpu, 64);
+    CU_ASSERT(reaches(&waits_entered, queued));
+    gate_release();
+    CU_ASSERT(reaches(&waits_done, queued));
+    CU_ASSERT(atomic_load(&lane_max) <= queued);
+    CU_ASSERT(events[event_index('S', "a.c")].worker >= 1);
+    for (int i = 0; i < 20; i++) {
+        atomic_store(&lane_seen, -2);
+        while (vsched_pool_try_submit(cpu, note_lane, NULL) != 0)
+            sched_yield();
+        while (atomic_load(&lane_seen) == -2)
+            sched_yield();
+        CU_ASSERT_EQUAL(atomic_load(&lane_seen), 0);
+    }
+    stop(s);
+}
+
 /* Waits that nest must not invert. b.c's parse waits for a.c's Analysis;
  * c.c's parse, queued before a.c's, waits for b.c's Analysis. A worker
  * that ran c.c's parse on top of the waiting b.c parse, on its own stack,
@@ -1365,6 +1445,8 @@ static const vr_cu_test tests[] = {
      a_load_that_waits_leaves_its_pool_working},
     {"a_host_task_that_waits_gets_a_stand_in_that_leaves_after",
      a_host_task_that_waits_gets_a_stand_in_that_leaves_after},
+    {"stand_ins_are_capped_and_retried_when_every_task_waits",
+     stand_ins_are_capped_and_retried_when_every_task_waits},
     {"waits_that_nest_never_wait_under_their_own_stack",
      waits_that_nest_never_wait_under_their_own_stack},
     {"longest_expected_work_starts_first_among_equal_priority",

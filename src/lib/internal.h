@@ -466,8 +466,8 @@ VSCHED__HIDDEN void vsched__loaded_taken(vsched *s);
  * worker, begin settles its runner batch -- integrates what the batch
  * ran, hands what it has not started to the pool -- and has the pool
  * start a stand-in, so the wait is never for work its own thread holds
- * and never takes a thread from its pool; end undoes it. Elsewhere both
- * are no-ops. */
+ * and never takes a thread from its pool; end undoes it. Elsewhere (and
+ * for a host task of a pool s does not use) both are no-ops. */
 typedef struct vsched__block {
     vsched_pool *pool; /* the worker's pool, or NULL: nothing to undo */
     struct vsched__runner_batch *rb;
@@ -556,6 +556,8 @@ VSCHED__HIDDEN void vsched__test_dump(vsched *s, FILE *out);
 VSCHED__HIDDEN size_t vsched__test_order_violations(vsched *s, FILE *out);
 /* 1 once h has been answered (without waiting). */
 VSCHED__HIDDEN int vsched__test_handle_done(vsched_handle *h);
+/* At most `max` stand-ins alive at once in p (default 1024). */
+VSCHED__HIDDEN void vsched__test_pool_standins(vsched_pool *p, unsigned max);
 /* Nodes in the CPU (cpu != 0) or I/O ready queue (takes the lock). */
 VSCHED__HIDDEN size_t vsched__test_ready(vsched *s, int cpu);
 

@@ -20,7 +20,10 @@
  * before the one under it, which may be what it waits for), and the
  * transport holds one more task per blocked worker. A stand-in exits
  * between tasks once the workers able to run outnumber `threads` again;
- * destroy joins every stand-in. Work handed on by a worker about
+ * destroy joins every stand-in. At most STANDINS_MAX are alive at once:
+ * past that, a worker that blocks retries every 10 ms until one leaves
+ * (if every thread waits on the pool's own work by then, the pool has
+ * run out of threads, as any bounded pool would). Work handed on by a worker about
  * to block (vsched__pool_push_urgent) runs before the ring, outside the
  * transport bound: it was already taken.
  */
@@ -72,6 +75,7 @@ struct vsched_pool {
     unsigned live;     /* threads: n_threads + stand-ins not exited */
     unsigned blocked;  /* workers between block_begin and block_end */
     standin *standins; /* every stand-in not joined yet */
+    unsigned standins_max;
 };
 
 static VSCHED__TLS int current_kind = -1;
@@ -153,9 +157,17 @@ static void *pool_worker(void *arg)
     return NULL;
 }
 
-/* Lock held: start a stand-in; 0 when no thread could be started. */
+/* At most this many stand-ins at once per pool (a test may lower it): a
+ * host whose pool tasks all wait, each stand-in taking the next task,
+ * which waits in turn, then waits for room instead of growing threads
+ * without bound. */
+#define STANDINS_MAX 1024
+
+/* Lock held: start a stand-in; 0 when none could be started. */
 static int start_standin(vsched_pool *p)
 {
+    if (p->live - p->n_threads >= p->standins_max)
+        return 0;
     standin *st = calloc(1, sizeof *st);
     if (st == NULL)
         return 0;
@@ -288,6 +300,7 @@ int vsched_pool_create(vsched_pool **out, vsched_pool_kind kind,
     /* Stand-ins tell themselves apart by an index from `threads` up. */
     p->n_threads = threads;
     p->live = threads;
+    p->standins_max = STANDINS_MAX;
     for (unsigned i = 0; i < threads; i++) {
         p->args[i] = (worker_arg){p, i};
         if (pthread_create(&p->threads[i], NULL, pool_worker, &p->args[i]) !=
@@ -363,6 +376,13 @@ vsched_pool_kind vsched_pool_get_kind(const vsched_pool *p)
 unsigned vsched_pool_threads(const vsched_pool *p)
 {
     return p->n_threads;
+}
+
+void vsched__test_pool_standins(vsched_pool *p, unsigned max)
+{
+    pthread_mutex_lock(&p->lock);
+    p->standins_max = max;
+    pthread_mutex_unlock(&p->lock);
 }
 
 size_t vsched__pool_capacity(const vsched_pool *p)

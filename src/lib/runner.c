@@ -478,6 +478,8 @@ void vsched__block_begin(vsched__block *b, vsched *s)
     if (pool == NULL)
         return; /* not a pool worker: it may block */
     runner_batch *rb = running_batch;
+    if (rb == NULL && pool != s->opts.cpu_pool && pool != s->opts.io_pool)
+        return; /* a host task of a pool s does not use: it may block */
     b->rb = rb;
     b->pool = pool;
     /* Nested (a join callback that settle ran waits too): settled once. */
