@@ -66,7 +66,7 @@ struct vsched_pool {
     pool_task *ring;
     size_t capacity;
     size_t head;       /* index of the oldest queued task */
-    size_t count;      /* queued, not yet started (ring and urgent) */
+    size_t count;      /* queued in the ring, not yet started */
     size_t occupied;   /* queued + running ring tasks: at most capacity,
                           plus one per blocked worker */
     unsigned sleeping; /* workers waiting on nonempty */
@@ -120,19 +120,18 @@ static void *pool_worker(void *arg)
     for (;;) {
         if (is_standin && surplus(p))
             break; /* the worker it stood in for is back */
-        while (p->count == 0 && !p->stopping) {
+        while (p->count == 0 && p->urgent == NULL && !p->stopping) {
             p->sleeping++;
             pthread_cond_wait(&p->nonempty, &p->lock);
             p->sleeping--;
             if (is_standin && surplus(p))
                 break;
         }
-        if (p->count == 0 || (is_standin && surplus(p)))
+        if ((p->count == 0 && p->urgent == NULL) || (is_standin && surplus(p)))
             break; /* stopping and drained, or no longer needed */
         vsched__pool_job *u = p->urgent;
         if (u != NULL) {
             p->urgent = u->next;
-            p->count--;
             pthread_mutex_unlock(&p->lock);
             u->fn(u);
             pthread_mutex_lock(&p->lock);
@@ -150,7 +149,7 @@ static void *pool_worker(void *arg)
         p->live--;
         ((standin *)((char *)wa - offsetof(standin, arg)))->exited = 1;
         /* Queued work may be left to a sleeping worker. */
-        if (p->count > 0)
+        if (p->count > 0 || p->urgent != NULL)
             pthread_cond_signal(&p->nonempty);
     }
     pthread_mutex_unlock(&p->lock);
@@ -268,7 +267,6 @@ void vsched__pool_push_urgent(vsched_pool *p, vsched__pool_job *j)
     else
         p->urgent_tail->next = j;
     p->urgent_tail = j;
-    p->count++;
     int wake = p->sleeping > 0;
     pthread_mutex_unlock(&p->lock);
     if (wake)
@@ -358,8 +356,13 @@ void vsched_pool_destroy(vsched_pool *p)
     for (unsigned i = 0; i < p->n_started; i++)
         pthread_join(p->threads[i], NULL);
     /* No worker blocks any more (its scheduler answered every waiter
-     * before the pool is destroyed): every stand-in exits. */
-    join_all(p->standins);
+     * before the pool is destroyed): every stand-in exits. One still
+     * draining may block and join exited ones itself: take the list. */
+    pthread_mutex_lock(&p->lock);
+    standin *left = p->standins;
+    p->standins = NULL;
+    pthread_mutex_unlock(&p->lock);
+    join_all(left);
     pthread_cond_destroy(&p->nonempty);
     pthread_mutex_destroy(&p->lock);
     free(p->threads);

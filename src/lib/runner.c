@@ -298,14 +298,17 @@ static void integrate(vsched *s, vsched__task *t, vsched__pass *p)
     vsched__complete(s, t, p);
 }
 
-/* Run the n tasks of a taken batch (no lock held), as this thread's
- * running batch: a task that blocks settles the rest (settle). */
+/* Run the n tasks of a batch (no lock held), as this thread's running
+ * batch: a task that blocks settles the rest (settle). A batch taken just
+ * now runs its first task whatever happens; any other task is answered
+ * VSCHED_ESHUTDOWN instead if teardown began since it was taken. */
 static void run_batch(vsched *s, int q, vsched__task **batch, size_t n,
-                      uint64_t *clock)
+                      uint64_t *clock, int taken_now)
 {
     runner_batch rb = {s, q, batch, n, 0, 0, clock, 0, running_batch};
     running_batch = &rb;
-    run_timed(batch[rb.next++], clock);
+    if (taken_now)
+        run_timed(batch[rb.next++], clock);
     while (rb.next < rb.n) {
         rb.ran = rb.next;
         run_member(batch[rb.next++], clock);
@@ -364,7 +367,7 @@ static void runner_loop(vsched *s, int q, vsched__task **batch, size_t n,
         if (!pass_empty(&p))
             vsched__pass_run(s, &p);
         clock = vsched__now_ns();
-        run_batch(s, q, batch, n, &clock);
+        run_batch(s, q, batch, n, &clock, 1);
         vsched__lock(s);
         vsched__tasks_recycle(s, &p);
         s->busy[q]--;
@@ -403,7 +406,7 @@ static void rest_main(vsched__pool_job *job)
         batch[i] = r->t[i];
     free(r);
     uint64_t clock = vsched__now_ns();
-    run_batch(s, q, batch, n, &clock);
+    run_batch(s, q, batch, n, &clock, 0);
     vsched__lock(s);
     s->busy[q]--;
     runner_loop(s, q, batch, n, clock);
