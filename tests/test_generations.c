@@ -755,7 +755,7 @@ static void inbox_flood_never_exceeds_capacity_or_drops(void)
     stop(s);
 }
 
-static vsched *pump_sched;
+static vsched *wait_sched;
 static atomic_int inner_status;
 
 static void wait_inside_stage(char stage, const char *name,
@@ -764,17 +764,17 @@ static void wait_inside_stage(char stage, const char *name,
     (void)ctx;
     if (stage != 'A' || strcmp(name, "outer.c") != 0)
         return;
-    /* A CPU worker waits on other CPU work: with one CPU thread only the
-     * pump can run it. */
-    vsched_handle *h = submit(pump_sched, "inner.c", VSCHED_STAGE_ARTIFACT, 0);
+    /* A CPU worker waits on other CPU work: with one CPU thread only a
+     * stand-in can run it. */
+    vsched_handle *h = submit(wait_sched, "inner.c", VSCHED_STAGE_ARTIFACT, 0);
     atomic_store(&inner_status, vsched_wait(h, NULL));
     vsched_handle_release(h);
 }
 
-static void cpu_worker_that_waits_runs_ready_work_itself(void)
+static void a_cpu_worker_that_waits_leaves_its_pool_working(void)
 {
     vsched *s = start(files, 1);
-    pump_sched = s;
+    wait_sched = s;
     atomic_store(&inner_status, -999);
     stage_hook = wait_inside_stage;
     const vsched_result *r;
@@ -783,6 +783,8 @@ static void cpu_worker_that_waits_runs_ready_work_itself(void)
     CU_ASSERT_EQUAL(atomic_load(&inner_status), 0);
     CU_ASSERT(event_index('R', "inner.c") >= 0);
     CU_ASSERT(event_index('R', "inner.c") < event_index('A', "outer.c"));
+    /* On the stand-in's lane, not on the waiting worker's stack. */
+    CU_ASSERT_EQUAL(events[event_index('R', "inner.c")].worker, 1);
     vsched_handle_release(h);
     stop(s);
 }
@@ -1429,8 +1431,8 @@ static const vr_cu_test tests[] = {
      join_callback_runs_unlocked_and_may_reenter},
     {"inbox_flood_never_exceeds_capacity_or_drops",
      inbox_flood_never_exceeds_capacity_or_drops},
-    {"cpu_worker_that_waits_runs_ready_work_itself",
-     cpu_worker_that_waits_runs_ready_work_itself},
+    {"a_cpu_worker_that_waits_leaves_its_pool_working",
+     a_cpu_worker_that_waits_leaves_its_pool_working},
     {"high_priority_demand_runs_before_lower_ready_work",
      high_priority_demand_runs_before_lower_ready_work},
     {"batched_short_tasks_keep_priority_order",
