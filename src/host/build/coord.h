@@ -19,9 +19,11 @@
  * refused on a stage worker); and a batch started from inside a batch item
  * is not fanned out again on the coordinator (that would stack a second
  * outer wait on the same finite pool): it runs inline, sequentially, on the
- * thread running the item. tests/test_coord.c pins each rule, and shows
- * that running the items on a stage pool instead starves (or, on the CPU
- * pool, makes its workers run stage work from inside coordinator items).
+ * thread running the item. tests/test_coord.c pins each rule. It also
+ * runs the items on a stage pool instead: that finishes only because
+ * libvsched replaces each stage worker blocked in an outer wait by a
+ * stand-in thread (without that, it starved); the separate pool does not
+ * depend on it, and keeps the stage pools' threads for stage work.
  *
  * Every host batch API (the batch compile, --deps, any later one) goes
  * through vr_coord_batch(); a client supplies only a vr_coord_policy: its
@@ -93,8 +95,8 @@ int vr_coord_create(vr_coord **out, unsigned threads);
 
 /* TEST ONLY -- breaks the invariant on purpose. A coordinator with no
  * threads of its own that fans items out onto `pool` (borrowed: one of the
- * scheduler's own stage pools), so that tests/test_coord.c can show the
- * starvation the separate pool prevents. Never use it in vsched-run. */
+ * scheduler's own stage pools), so that tests/test_coord.c can show what
+ * sharing a stage pool does. Never use it in vsched-run. */
 int vr_coord_create_sharing_for_test(vr_coord **out, vsched_pool *pool);
 
 /* Run what is queued, join the workers, free the trace. No batch may be
