@@ -469,6 +469,7 @@ static void settle(runner_batch *rb)
     if (rest != NULL)
         vsched__pool_push_urgent(pool_of(s, q), &rest->job);
     vsched__pass_run(s, &p);
+    vsched__pass_free(&p);
 }
 
 void vsched__block_begin(vsched__block *b, vsched *s)
