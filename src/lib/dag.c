@@ -496,7 +496,7 @@ int vsched_submit_dag(vsched *s, const vsched_dag *dag, uint64_t *ids,
             /* A pool worker gives its place to a stand-in first (the
              * room it waits for comes from jobs starting). */
             vsched__unlock(s, NULL);
-            vsched__block_begin(&bl, s);
+            vsched__block_begin(&bl);
             blocking = 1;
             vsched__lock(s);
             continue;

@@ -114,7 +114,7 @@ int vsched_node_wait(vsched *s, uint64_t id, vsched_node_info *out)
         if (!blocking) {
             /* A pool worker gives its place to a stand-in first. */
             vsched__unlock(s, NULL);
-            vsched__block_begin(&bl, s);
+            vsched__block_begin(&bl);
             blocking = 1;
             vsched__lock(s);
             continue;

@@ -466,14 +466,17 @@ VSCHED__HIDDEN void vsched__loaded_taken(vsched *s);
  * worker, begin settles its runner batch -- integrates what the batch
  * ran, hands what it has not started to the pool -- and has the pool
  * start a stand-in, so the wait is never for work its own thread holds
- * and never takes a thread from its pool; end undoes it. Elsewhere (and
- * for a host task of a pool s does not use) both are no-ops. */
+ * and never takes a thread from its pool; end undoes it. Elsewhere both
+ * are no-ops. */
 typedef struct vsched__block {
     vsched_pool *pool; /* the worker's pool, or NULL: nothing to undo */
     struct vsched__runner_batch *rb;
-    int standin; /* a stand-in was started */
+    unsigned flags; /* what vsched__pool_block_begin returned */
 } vsched__block;
-VSCHED__HIDDEN void vsched__block_begin(vsched__block *b, vsched *s);
+/* Reads only the calling thread's state and its own runner's scheduler:
+ * never the scheduler of the handle waited for, which vsched_destroy may
+ * free as soon as the handle is answered. */
+VSCHED__HIDDEN void vsched__block_begin(vsched__block *b);
 /* 1 while the pool could start no stand-in (it has just retried): the
  * caller waits with a timeout (10 ms) and asks again. */
 VSCHED__HIDDEN int vsched__block_pending(vsched__block *b);
@@ -535,12 +538,16 @@ typedef struct vsched__pool_job {
 VSCHED__HIDDEN void vsched__pool_push_urgent(vsched_pool *p,
                                              vsched__pool_job *j);
 /* The calling worker of p is about to block: a stand-in thread keeps the
- * pool's workers able to run at its thread count. 0 when no thread could
- * be started (retry with vsched__pool_block_retry while blocked). Pair
- * each call with vsched__pool_block_end. */
-VSCHED__HIDDEN int vsched__pool_block_begin(vsched_pool *p);
+ * pool's workers able to run at its thread count, and a ring task's
+ * transport slot is lent to the queue. Returns VSCHED__POOL_STANDIN
+ * unless no thread could be started (retry with vsched__pool_block_retry
+ * while blocked), with VSCHED__POOL_LENT when a slot was lent. Pair each
+ * call with vsched__pool_block_end, given what it returned. */
+#define VSCHED__POOL_STANDIN 1u
+#define VSCHED__POOL_LENT 2u
+VSCHED__HIDDEN unsigned vsched__pool_block_begin(vsched_pool *p);
 VSCHED__HIDDEN int vsched__pool_block_retry(vsched_pool *p);
-VSCHED__HIDDEN void vsched__pool_block_end(vsched_pool *p);
+VSCHED__HIDDEN void vsched__pool_block_end(vsched_pool *p, unsigned flags);
 
 /* ---- test hooks (tests link the core objects directly) ------------------ */
 VSCHED__HIDDEN int vsched__test_set_generation(vsched *s, const char *name,

@@ -18,7 +18,9 @@
  * always able to run tasks: the pool never waits on itself, and nothing
  * runs on a blocked worker's stack (a task run there could not return
  * before the one under it, which may be what it waits for), and the
- * transport holds one more task per blocked worker. A stand-in exits
+ * transport holds one more task per worker blocked in a ring task (the
+ * ring still holds every queued task: `capacity` slots, since such a
+ * worker's task is running, not queued). A stand-in exits
  * between tasks once the workers able to run outnumber `threads` again;
  * destroy joins every stand-in. At most STANDINS_MAX are alive at once:
  * past that, a worker that blocks retries every 10 ms until one leaves
@@ -68,19 +70,24 @@ struct vsched_pool {
     size_t head;       /* index of the oldest queued task */
     size_t count;      /* queued in the ring, not yet started */
     size_t occupied;   /* queued + running ring tasks: at most capacity,
-                          plus one per blocked worker */
+                          plus one per worker blocked in a ring task */
     unsigned sleeping; /* workers waiting on nonempty */
     int stopping;
     vsched__pool_job *urgent, *urgent_tail; /* run before the ring */
-    unsigned live;     /* threads: n_threads + stand-ins not exited */
-    unsigned blocked;  /* workers between block_begin and block_end */
-    standin *standins; /* every stand-in not joined yet */
+    unsigned live;         /* threads: n_threads + stand-ins not exited */
+    unsigned blocked;      /* workers between block_begin and block_end */
+    unsigned blocked_ring; /* of which running a ring task: each lends
+                              its transport slot */
+    standin *standins;     /* every stand-in not joined yet */
     unsigned standins_max;
 };
 
 static VSCHED__TLS int current_kind = -1;
 static VSCHED__TLS int current_index = -1;
 static VSCHED__TLS vsched_pool *current_pool;
+/* The calling worker runs a ring task (it holds a transport slot), and
+ * whether a block of its lent that slot (vsched__pool_block_begin). */
+static VSCHED__TLS int in_ring_task, ring_slot_lent;
 
 int vsched_pool_current_kind(void)
 {
@@ -141,7 +148,9 @@ static void *pool_worker(void *arg)
         p->head = (p->head + 1) % p->capacity;
         p->count--;
         pthread_mutex_unlock(&p->lock);
+        in_ring_task = 1;
         t.fn(t.arg);
+        in_ring_task = 0;
         pthread_mutex_lock(&p->lock);
         p->occupied--;
     }
@@ -228,15 +237,25 @@ static int ensure_able(vsched_pool *p)
     return 1;
 }
 
-int vsched__pool_block_begin(vsched_pool *p)
+unsigned vsched__pool_block_begin(vsched_pool *p)
 {
+    unsigned flags = 0;
     pthread_mutex_lock(&p->lock);
     p->blocked++;
-    int ok = p->stopping || ensure_able(p);
+    if (in_ring_task && !ring_slot_lent) {
+        /* Its slot is lent to the queue while it blocks: the ring still
+         * holds every queued task, as a blocked worker's task is not
+         * queued. Workers blocked in urgent jobs hold no slot. */
+        p->blocked_ring++;
+        ring_slot_lent = 1;
+        flags |= VSCHED__POOL_LENT;
+    }
+    if (p->stopping || ensure_able(p))
+        flags |= VSCHED__POOL_STANDIN;
     standin *done = take_exited(p);
     pthread_mutex_unlock(&p->lock);
     join_all(done);
-    return ok;
+    return flags;
 }
 
 int vsched__pool_block_retry(vsched_pool *p)
@@ -247,10 +266,14 @@ int vsched__pool_block_retry(vsched_pool *p)
     return ok;
 }
 
-void vsched__pool_block_end(vsched_pool *p)
+void vsched__pool_block_end(vsched_pool *p, unsigned flags)
 {
     pthread_mutex_lock(&p->lock);
     p->blocked--;
+    if (flags & VSCHED__POOL_LENT) {
+        p->blocked_ring--;
+        ring_slot_lent = 0;
+    }
     /* A sleeping stand-in is now surplus: let it see so and exit. */
     int wake = surplus(p) && p->sleeping > 0;
     pthread_mutex_unlock(&p->lock);
@@ -329,9 +352,9 @@ int vsched_pool_try_submit(vsched_pool *p, vsched_task_fn fn, void *arg)
         pthread_mutex_unlock(&p->lock);
         return VSCHED_ESHUTDOWN;
     }
-    /* A blocked worker's task does not hold the transport's room: its
-     * stand-in needs work to take. */
-    if (p->occupied >= p->capacity + p->blocked) {
+    /* A blocked worker's ring task does not hold the transport's room:
+     * its stand-in needs work to take. */
+    if (p->occupied >= p->capacity + p->blocked_ring) {
         pthread_mutex_unlock(&p->lock);
         return VSCHED_EFULL;
     }

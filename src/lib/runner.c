@@ -213,11 +213,11 @@ static int pass_empty(const vsched__pass *p)
 typedef struct vsched__runner_batch {
     vsched *s;
     int q;
-    vsched__task **t;      /* entries settled early are set to NULL */
-    size_t n, next;        /* next: the first not yet started */
-    size_t ran;            /* the entries before it have run */
-    const uint64_t *clock; /* when the last of those ended */
-    unsigned blocks;       /* nested block sections of its running task */
+    vsched__task **t; /* entries settled early are set to NULL */
+    size_t n, next;   /* next: the first not yet started */
+    size_t ran;       /* the entries before it have run */
+    uint64_t *clock;  /* when the last of those ended */
+    unsigned blocks;  /* nested block sections of its running task */
     struct vsched__runner_batch *outer;
 } runner_batch;
 
@@ -298,22 +298,18 @@ static void integrate(vsched *s, vsched__task *t, vsched__pass *p)
     vsched__complete(s, t, p);
 }
 
-/* Run the n tasks of a batch (no lock held), as this thread's running
- * batch: a task that blocks settles the rest (settle). A batch taken just
- * now runs its first task whatever happens; any other task is answered
+/* Run what the thread's running batch has not started (no lock held): a
+ * task that blocks settles the rest (settle). A batch taken just now runs
+ * its first task whatever happens; any other task is answered
  * VSCHED_ESHUTDOWN instead if teardown began since it was taken. */
-static void run_batch(vsched *s, int q, vsched__task **batch, size_t n,
-                      uint64_t *clock, int taken_now)
+static void run_rest(runner_batch *rb, int taken_now)
 {
-    runner_batch rb = {s, q, batch, n, 0, 0, clock, 0, running_batch};
-    running_batch = &rb;
-    if (taken_now)
-        run_timed(batch[rb.next++], clock);
-    while (rb.next < rb.n) {
-        rb.ran = rb.next;
-        run_member(batch[rb.next++], clock);
+    if (taken_now && rb->next == 0)
+        run_timed(rb->t[rb->next++], rb->clock);
+    while (rb->next < rb->n) {
+        rb->ran = rb->next;
+        run_member(rb->t[rb->next++], rb->clock);
     }
-    running_batch = rb.outer;
 }
 
 /* The loop of a runner, entered with the lock held: n > 0 tasks of
@@ -364,10 +360,17 @@ static void runner_loop(vsched *s, int q, vsched__task **batch, size_t n,
         s->busy[q]++;
         vsched__kick(s);
         vsched__unlock(s, &p);
-        if (!pass_empty(&p))
-            vsched__pass_run(s, &p);
+        /* The batch is this thread's from here: a callback of the pass
+         * that blocks settles it (hands it all on). */
         clock = vsched__now_ns();
-        run_batch(s, q, batch, n, &clock, 1);
+        runner_batch rb = {s, q, batch, n, 0, 0, &clock, 0, running_batch};
+        running_batch = &rb;
+        if (!pass_empty(&p)) {
+            vsched__pass_run(s, &p);
+            clock = vsched__now_ns();
+        }
+        run_rest(&rb, 1);
+        running_batch = rb.outer;
         vsched__lock(s);
         vsched__tasks_recycle(s, &p);
         s->busy[q]--;
@@ -406,7 +409,10 @@ static void rest_main(vsched__pool_job *job)
         batch[i] = r->t[i];
     free(r);
     uint64_t clock = vsched__now_ns();
-    run_batch(s, q, batch, n, &clock, 0);
+    runner_batch rb = {s, q, batch, n, 0, 0, &clock, 0, running_batch};
+    running_batch = &rb;
+    run_rest(&rb, 0);
+    running_batch = rb.outer;
     vsched__lock(s);
     s->busy[q]--;
     runner_loop(s, q, batch, n, clock);
@@ -472,31 +478,27 @@ static void settle(runner_batch *rb)
     vsched__pass_free(&p);
 }
 
-void vsched__block_begin(vsched__block *b, vsched *s)
+void vsched__block_begin(vsched__block *b)
 {
-    b->pool = NULL;
+    b->pool = vsched__pool_current();
     b->rb = NULL;
-    if (atomic_load(&s->stopping))
-        return; /* teardown answers every waiter */
-    vsched_pool *pool = vsched__pool_current();
-    if (pool == NULL)
+    if (b->pool == NULL)
         return; /* not a pool worker: it may block */
+    /* A runner's own scheduler lives while the runner does. */
     runner_batch *rb = running_batch;
-    if (rb == NULL && pool != s->opts.cpu_pool && pool != s->opts.io_pool)
-        return; /* a host task of a pool s does not use: it may block */
     b->rb = rb;
-    b->pool = pool;
     /* Nested (a join callback that settle ran waits too): settled once. */
     if (rb != NULL && rb->blocks++ == 0)
         settle(rb);
-    b->standin = vsched__pool_block_begin(pool);
+    b->flags = vsched__pool_block_begin(b->pool);
 }
 
 int vsched__block_pending(vsched__block *b)
 {
-    if (b->pool != NULL && !b->standin)
-        b->standin = vsched__pool_block_retry(b->pool);
-    return b->pool != NULL && !b->standin;
+    if (b->pool != NULL && !(b->flags & VSCHED__POOL_STANDIN) &&
+        vsched__pool_block_retry(b->pool))
+        b->flags |= VSCHED__POOL_STANDIN;
+    return b->pool != NULL && !(b->flags & VSCHED__POOL_STANDIN);
 }
 
 void vsched__block_wait(vsched__block *b, const void *addr,
@@ -512,7 +514,7 @@ void vsched__block_end(vsched__block *b)
 {
     if (b->pool == NULL)
         return;
-    vsched__pool_block_end(b->pool);
+    vsched__pool_block_end(b->pool, b->flags);
     runner_batch *rb = b->rb;
     if (rb != NULL && --rb->blocks == 0) {
         vsched__lock(rb->s);

@@ -565,7 +565,7 @@ int vsched_wait(vsched_handle *h, const vsched_result **res)
         return VSCHED_EINVAL;
     if (!atomic_load(&h->done)) {
         vsched__block bl;
-        vsched__block_begin(&bl, h->s);
+        vsched__block_begin(&bl); /* h->s may be freed once h is done */
         vsched__block_wait(&bl, h, &h->done);
         vsched__block_end(&bl);
     }
@@ -723,7 +723,7 @@ int vsched_wait_batch(vsched_batch *b, const vsched_result **res)
         return VSCHED_EINVAL;
     if (!atomic_load(&b->done)) {
         vsched__block bl;
-        vsched__block_begin(&bl, b->s);
+        vsched__block_begin(&bl);
         vsched__block_wait(&bl, b, &b->done);
         vsched__block_end(&bl);
     }
