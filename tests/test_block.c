@@ -30,6 +30,7 @@
 
 int vsched__test_handle_done(vsched_handle *h);
 size_t vsched__test_ready(vsched *s, int cpu);
+unsigned vsched__test_pool_unjoined(vsched_pool *p);
 void vsched__test_pool_standins(vsched_pool *p, unsigned max);
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -1072,6 +1073,64 @@ static void *late_waiter(void *arg)
     return NULL;
 }
 
+/* A burst of blocking host tasks on a pool of their own, then none: the
+ * stand-ins leave, and so do their stacks. An exiting stand-in joins the
+ * one that exited before it, so one exited thread at most is left to
+ * join; before, every exited one stayed unjoined (its stack mapped) until
+ * the pool's next block or destroy: 199 of them, 1.6 GB of address space
+ * here. */
+static atomic_int burst_started, burst_done;
+static vsched *burst_target;
+
+static void burst_gate(char stage, const char *name, const vsched_ctx *ctx)
+{
+    if (stage == 'R' && strcmp(name, "inner.c") == 0)
+        gate_pass(ctx);
+}
+
+static void burst_task(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&burst_started, 1);
+    vsched_handle *h = sub(burst_target, "inner.c", VSCHED_STAGE_ARTIFACT);
+    vsched_wait(h, NULL);
+    vsched_handle_release(h);
+    atomic_fetch_add(&burst_done, 1);
+}
+
+static int reaches(atomic_int *v, int n, int ms)
+{
+    for (int i = 0; i < ms && atomic_load(v) < n; i++)
+        sleep_ms(1);
+    return atomic_load(v) >= n;
+}
+
+static void stand_ins_leave_with_their_stacks(void)
+{
+    world w;
+    int base = n_tasks();
+    gate_reset();
+    wstart(&w, two, 1, 1, 0);
+    burst_target = w.s;
+    hook = burst_gate;
+    vsched_pool *p;
+    CU_ASSERT_FATAL(vsched_pool_create(&p, VSCHED_POOL_IO, 1, 512) == 0);
+    atomic_store(&burst_started, 0);
+    atomic_store(&burst_done, 0);
+    int sent = 0;
+    for (int i = 0; i < 200; i++)
+        sent += vsched_pool_try_submit(p, burst_task, NULL) == 0;
+    CU_ASSERT_FATAL(sent == 200);
+    CU_ASSERT_FATAL(reaches(&burst_started, sent, 10000));
+    gate_open();
+    CU_ASSERT_FATAL(reaches(&burst_done, sent, 10000));
+    /* The scheduler's 2 workers and driver, the pool's 1 worker. */
+    CU_ASSERT_EQUAL(tasks_back_to(base + 4, 5000), base + 4);
+    CU_ASSERT(vsched__test_pool_unjoined(p) <= 1);
+    vsched_pool_destroy(p);
+    wstop(&w);
+}
+
 /* A wait that starts while its scheduler is destroyed: destroy may
  * answer the handle and free the scheduler between the wait's first look
  * at the handle and its blocking, so the wait must touch nothing but the
@@ -1131,6 +1190,7 @@ static const vr_cu_test tests[] = {
      blocked_rests_do_not_overfill_the_ring},
     {"a_join_callback_on_a_pool_worker_waits",
      a_join_callback_on_a_pool_worker_waits},
+    {"stand_ins_leave_with_their_stacks", stand_ins_leave_with_their_stacks},
     {"a_wait_racing_destroy", a_wait_racing_destroy},
     {NULL, NULL},
 };

@@ -563,6 +563,8 @@ VSCHED__HIDDEN void vsched__test_dump(vsched *s, FILE *out);
 VSCHED__HIDDEN size_t vsched__test_order_violations(vsched *s, FILE *out);
 /* 1 once h has been answered (without waiting). */
 VSCHED__HIDDEN int vsched__test_handle_done(vsched_handle *h);
+/* Stand-ins of p that exited and are not joined yet (their stacks). */
+VSCHED__HIDDEN unsigned vsched__test_pool_unjoined(vsched_pool *p);
 /* At most `max` stand-ins alive at once in p (default 1024). */
 VSCHED__HIDDEN void vsched__test_pool_standins(vsched_pool *p, unsigned max);
 /* Nodes in the CPU (cpu != 0) or I/O ready queue (takes the lock). */

@@ -20,14 +20,15 @@
  * before the one under it, which may be what it waits for), and the
  * transport holds one more task per worker blocked in a ring task (the
  * ring still holds every queued task: `capacity` slots, since such a
- * worker's task is running, not queued). A stand-in exits
- * between tasks once the workers able to run outnumber `threads` again;
- * destroy joins every stand-in. At most STANDINS_MAX are alive at once:
- * past that, a worker that blocks retries every 10 ms until one leaves
- * (if every thread waits on the pool's own work by then, the pool has
- * run out of threads, as any bounded pool would). Work handed on by a worker about
- * to block (vsched__pool_push_urgent) runs before the ring, outside the
- * transport bound: it was already taken.
+ * worker's task is running, not queued). A stand-in exits between tasks
+ * once the workers able to run outnumber `threads` again, and joins the
+ * stand-in that exited before it, so at most one exited thread's stack
+ * stays mapped; destroy joins the rest. At most STANDINS_MAX are alive
+ * at once: past that, a worker that blocks retries every 10 ms until one
+ * leaves (if every thread waits on the pool's own work by then, the pool
+ * has run out of threads, as any bounded pool would). Work handed on by a
+ * worker about to block (vsched__pool_push_urgent) runs before the ring,
+ * outside the transport bound: it was already taken.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -50,7 +51,7 @@ typedef struct worker_arg {
 typedef struct standin {
     worker_arg arg;
     pthread_t thread;
-    int exited; /* its last touch of the pool is done */
+    int exited; /* it left the loop (lock held) */
     struct standin *next;
 } standin;
 
@@ -79,6 +80,7 @@ struct vsched_pool {
     unsigned blocked_ring; /* of which running a ring task: each lends
                               its transport slot */
     standin *standins;     /* every stand-in not joined yet */
+    standin *zombie;       /* the one that exited last, not joined yet */
     unsigned standins_max;
 };
 
@@ -113,6 +115,16 @@ vsched_pool *vsched__pool_current(void)
 static int surplus(const vsched_pool *p)
 {
     return p->live - p->blocked > p->n_threads;
+}
+
+/* Lock held: unlink st from the stand-ins. */
+static void unlink_standin(vsched_pool *p, standin *st)
+{
+    for (standin **link = &p->standins; *link != NULL; link = &(*link)->next)
+        if (*link == st) {
+            *link = st->next;
+            return;
+        }
 }
 
 static void *pool_worker(void *arg)
@@ -154,14 +166,27 @@ static void *pool_worker(void *arg)
         pthread_mutex_lock(&p->lock);
         p->occupied--;
     }
+    standin *prev = NULL;
     if (is_standin) {
+        standin *self = (standin *)((char *)wa - offsetof(standin, arg));
         p->live--;
-        ((standin *)((char *)wa - offsetof(standin, arg)))->exited = 1;
+        self->exited = 1;
+        /* Each exiting stand-in joins the one that exited before it, so
+         * at most one exited thread (its stack) waits to be joined;
+         * destroy joins the last. */
+        prev = p->zombie;
+        if (prev != NULL)
+            unlink_standin(p, prev);
+        p->zombie = self;
         /* Queued work may be left to a sleeping worker. */
         if (p->count > 0 || p->urgent != NULL)
             pthread_cond_signal(&p->nonempty);
     }
     pthread_mutex_unlock(&p->lock);
+    if (prev != NULL) {
+        pthread_join(prev->thread, NULL);
+        free(prev);
+    }
     return NULL;
 }
 
@@ -200,23 +225,6 @@ static int start_standin(vsched_pool *p)
     return 1;
 }
 
-/* Lock held: unlink the stand-ins that exited, for joining unlocked. */
-static standin *take_exited(vsched_pool *p)
-{
-    standin *done = NULL, **link = &p->standins;
-    while (*link != NULL) {
-        standin *st = *link;
-        if (st->exited) {
-            *link = st->next;
-            st->next = done;
-            done = st;
-        } else {
-            link = &st->next;
-        }
-    }
-    return done;
-}
-
 static void join_all(standin *list)
 {
     while (list != NULL) {
@@ -252,9 +260,7 @@ unsigned vsched__pool_block_begin(vsched_pool *p)
     }
     if (p->stopping || ensure_able(p))
         flags |= VSCHED__POOL_STANDIN;
-    standin *done = take_exited(p);
     pthread_mutex_unlock(&p->lock);
-    join_all(done);
     return flags;
 }
 
@@ -384,6 +390,7 @@ void vsched_pool_destroy(vsched_pool *p)
     pthread_mutex_lock(&p->lock);
     standin *left = p->standins;
     p->standins = NULL;
+    p->zombie = NULL;
     pthread_mutex_unlock(&p->lock);
     join_all(left);
     pthread_cond_destroy(&p->nonempty);
@@ -402,6 +409,16 @@ vsched_pool_kind vsched_pool_get_kind(const vsched_pool *p)
 unsigned vsched_pool_threads(const vsched_pool *p)
 {
     return p->n_threads;
+}
+
+unsigned vsched__test_pool_unjoined(vsched_pool *p)
+{
+    unsigned n = 0;
+    pthread_mutex_lock(&p->lock);
+    for (const standin *st = p->standins; st != NULL; st = st->next)
+        n += st->exited;
+    pthread_mutex_unlock(&p->lock);
+    return n;
 }
 
 void vsched__test_pool_standins(vsched_pool *p, unsigned max)
