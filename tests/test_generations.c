@@ -883,6 +883,42 @@ static void batched_short_tasks_keep_priority_order(void)
     stop(s);
 }
 
+/* Wait up to 10 s for h; a worker stuck for good fails the run now
+ * (saying why) rather than hanging it. */
+static void finish_or_exit(vsched_handle *h, const char *why)
+{
+    for (int i = 0; i < 10000 && !vsched__test_handle_done(h); i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    if (!vsched__test_handle_done(h)) {
+        fprintf(stderr, "%s\n", why);
+        _exit(1);
+    }
+}
+
+/* Requests of the Analyses of the first n of many_names, waited for: the
+ * steps up to Analysis then have known (short) durations. */
+static void warm_up(vsched *s, int n)
+{
+    for (int i = 0; i < n; i++) {
+        vsched_handle *w = submit(s, many_names[i], VSCHED_STAGE_ANALYSIS, 0);
+        CU_ASSERT_EQUAL(vsched_wait(w, NULL), 0);
+        vsched_handle_release(w);
+    }
+}
+
+/* Wait (bounded) until `n` nodes are in the CPU (on_cpu != 0) or I/O
+ * ready queue. */
+static int queued(vsched *s, int on_cpu, size_t n)
+{
+    for (int i = 0; i < 5000 && vsched__test_ready(s, on_cpu) != n; i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    return vsched__test_ready(s, on_cpu) == n;
+}
+
 /* A task of a batch that waits: a.c's Analysis waits (vsched_wait from
  * inside the stage) for b.c's, taken into the same batch after it, on the
  * only CPU worker. The waiting worker runs the rest of its batch, so both
@@ -905,11 +941,7 @@ static void a_batched_task_that_waits_runs_the_rest_of_its_batch(void)
     many[6] = (mem_file){NULL, NULL};
     vsched *s = start(many, 1);
     /* Parses and Analyses known to be short. */
-    for (int i = 0; i < 3; i++) {
-        vsched_handle *w = submit(s, many_names[i], VSCHED_STAGE_ANALYSIS, 0);
-        CU_ASSERT_EQUAL(vsched_wait(w, NULL), 0);
-        vsched_handle_release(w);
-    }
+    warm_up(s, 3);
     /* g.c's Artifact holds the worker while a.c and b.c are loaded. */
     gate_arm('R', "g.c");
     stage_hook = wait_hook;
@@ -923,18 +955,8 @@ static void a_batched_task_that_waits_runs_the_rest_of_its_batch(void)
     CU_ASSERT_FATAL(recorded('L', "a.c") && recorded('L', "b.c"));
     gate_release();
     vsched_handle *ha = submit(s, "a.c", VSCHED_STAGE_ANALYSIS, 0);
-    int done = 0;
-    for (int i = 0; i < 10000 && !done; i++) {
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
-        done = vsched__test_handle_done(ha);
-    }
-    if (!done) {
-        /* The worker is stuck for good: fail now rather than hang. */
-        fprintf(stderr, "a.c's Analysis never finished: its worker waits "
-                        "on work of its own batch\n");
-        _exit(1);
-    }
+    finish_or_exit(ha, "a.c's Analysis never finished: its worker waits "
+                       "on work of its own batch\n");
     CU_ASSERT_EQUAL(vsched_wait(ha, NULL), 0);
     CU_ASSERT_EQUAL(vsched_wait_batch(b, NULL), 0);
     CU_ASSERT_EQUAL(vsched_wait(hg, NULL), 0);
@@ -947,16 +969,6 @@ static void a_batched_task_that_waits_runs_the_rest_of_its_batch(void)
     wait_target = NULL;
     vsched_batch_release(b);
     stop(s);
-}
-
-/* Wait (bounded) until `n` nodes are in the CPU ready queue. */
-static int cpu_ready(vsched *s, size_t n)
-{
-    for (int i = 0; i < 5000 && vsched__test_ready(s, 1) != n; i++) {
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
-    }
-    return vsched__test_ready(s, 1) == n;
 }
 
 /* A task of a batch that waits for what an earlier task of its batch
@@ -973,11 +985,7 @@ static void a_batched_task_that_waits_integrates_what_its_batch_ran(void)
     many[6] = (mem_file){NULL, NULL};
     vsched *s = start(many, 1);
     /* Parses and Analyses known to be short; a.c parsed. */
-    for (int i = 0; i < 3; i++) {
-        vsched_handle *w = submit(s, many_names[i], VSCHED_STAGE_ANALYSIS, 0);
-        CU_ASSERT_EQUAL(vsched_wait(w, NULL), 0);
-        vsched_handle_release(w);
-    }
+    warm_up(s, 3);
     vsched_handle *src = submit(s, "a.c", VSCHED_STAGE_SOURCE, 0);
     CU_ASSERT_EQUAL(vsched_wait(src, NULL), 0);
     vsched_handle_release(src);
@@ -988,21 +996,12 @@ static void a_batched_task_that_waits_integrates_what_its_batch_ran(void)
     vsched_handle *hg = submit(s, "g.c", VSCHED_STAGE_ARTIFACT, 0);
     gate_wait_entered();
     wait_target = submit(s, "b.c", VSCHED_STAGE_ANALYSIS, 0);
-    CU_ASSERT_FATAL(cpu_ready(s, 1));
+    CU_ASSERT_FATAL(queued(s, 1, 1));
     vsched_handle *ha = submit(s, "a.c", VSCHED_STAGE_ANALYSIS, 0);
-    CU_ASSERT_FATAL(cpu_ready(s, 2));
+    CU_ASSERT_FATAL(queued(s, 1, 2));
     gate_release();
-    int done = 0;
-    for (int i = 0; i < 10000 && !done; i++) {
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
-        done = vsched__test_handle_done(ha);
-    }
-    if (!done) {
-        fprintf(stderr, "a.c's Analysis never finished: its worker waits "
-                        "on a completion of its own batch\n");
-        _exit(1);
-    }
+    finish_or_exit(ha, "a.c's Analysis never finished: its worker waits "
+                       "on a completion of its own batch\n");
     CU_ASSERT_EQUAL(vsched_wait(ha, NULL), 0);
     CU_ASSERT_EQUAL(vsched_wait(hg, NULL), 0);
     /* One batch, in queue order: b.c's parse, then a.c's Analysis, which
@@ -1042,15 +1041,6 @@ static void hold_io(void *arg)
     }
 }
 
-static int io_ready(vsched *s, size_t n)
-{
-    for (int i = 0; i < 5000 && vsched__test_ready(s, 0) != n; i++) {
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
-    }
-    return vsched__test_ready(s, 0) == n;
-}
-
 static void a_batched_load_that_waits_settles_its_batch(void)
 {
     many_files("w", 3, "int w;\n");
@@ -1060,11 +1050,7 @@ static void a_batched_load_that_waits_settles_its_batch(void)
     many[6] = (mem_file){NULL, NULL};
     vsched *s = start(many, 1);
     /* Loads known to be short. */
-    for (int i = 0; i < 3; i++) {
-        vsched_handle *w = submit(s, many_names[i], VSCHED_STAGE_ANALYSIS, 0);
-        CU_ASSERT_EQUAL(vsched_wait(w, NULL), 0);
-        vsched_handle_release(w);
-    }
+    warm_up(s, 3);
     /* A host task holds the only I/O worker while three loads queue (a
      * held load would make loads long on average: they would not be
      * batched). */
@@ -1074,27 +1060,18 @@ static void a_batched_load_that_waits_settles_its_batch(void)
         sched_yield();
     stage_hook = load_wait_hook;
     vsched_handle *hb = submit(s, "b.c", VSCHED_STAGE_ANALYSIS, 0);
-    CU_ASSERT_FATAL(io_ready(s, 1));
+    CU_ASSERT_FATAL(queued(s, 0, 1));
     vsched_handle *ha = submit(s, "a.c", VSCHED_STAGE_ANALYSIS, 0);
-    CU_ASSERT_FATAL(io_ready(s, 2));
+    CU_ASSERT_FATAL(queued(s, 0, 2));
     vsched_handle *hc = submit(s, "c.c", VSCHED_STAGE_ANALYSIS, 0);
-    CU_ASSERT_FATAL(io_ready(s, 3));
+    CU_ASSERT_FATAL(queued(s, 0, 3));
     vsched_request both[2] = {REQ("b.c", VSCHED_STAGE_ANALYSIS, 0),
                               REQ("c.c", VSCHED_STAGE_ANALYSIS, 0)};
     CU_ASSERT_FATAL(
         vsched_submit_batch_atomic(s, both, 2, &load_wait_target) == 0);
     atomic_store(&io_held, 0);
-    int done = 0;
-    for (int i = 0; i < 10000 && !done; i++) {
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
-        done = vsched__test_handle_done(ha);
-    }
-    if (!done) {
-        fprintf(stderr, "a.c's Analysis never finished: its load waits on "
-                        "loads of its own batch\n");
-        _exit(1);
-    }
+    finish_or_exit(ha, "a.c's Analysis never finished: its load waits on "
+                       "loads of its own batch\n");
     CU_ASSERT_EQUAL(vsched_wait(ha, NULL), 0);
     CU_ASSERT_EQUAL(vsched_wait(hb, NULL), 0);
     CU_ASSERT_EQUAL(vsched_wait(hc, NULL), 0);
@@ -1127,22 +1104,13 @@ static void a_load_that_waits_leaves_its_pool_working(void)
         sched_yield();
     stage_hook = load_wait_hook;
     vsched_handle *ha = submit(s, "a.c", VSCHED_STAGE_ANALYSIS, 0);
-    CU_ASSERT_FATAL(io_ready(s, 1));
+    CU_ASSERT_FATAL(queued(s, 0, 1));
     vsched_request b = REQ("b.c", VSCHED_STAGE_ANALYSIS, 0);
     CU_ASSERT_FATAL(vsched_submit_batch(s, &b, 1, &load_wait_target) == 0);
-    CU_ASSERT_FATAL(io_ready(s, 2));
+    CU_ASSERT_FATAL(queued(s, 0, 2));
     atomic_store(&io_held, 0);
-    int done = 0;
-    for (int i = 0; i < 10000 && !done; i++) {
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
-        done = vsched__test_handle_done(ha);
-    }
-    if (!done) {
-        fprintf(stderr, "a.c's Analysis never finished: its load waits on "
-                        "a load queued behind it\n");
-        _exit(1);
-    }
+    finish_or_exit(ha, "a.c's Analysis never finished: its load waits on "
+                       "a load queued behind it\n");
     CU_ASSERT_EQUAL(vsched_wait(ha, NULL), 0);
     CU_ASSERT_EQUAL(vsched_wait_batch(load_wait_target, NULL), 0);
     CU_ASSERT(event_index('L', "b.c") < event_index('L', "a.c"));
@@ -1327,22 +1295,13 @@ static void waits_that_nest_never_wait_under_their_own_stack(void)
     gate_wait_entered();
     vsched_handle *hb = submit(s, "b.c", VSCHED_STAGE_ANALYSIS, 0);
     vsched_handle *hc = submit(s, "c.c", VSCHED_STAGE_ANALYSIS, 0);
-    CU_ASSERT_FATAL(cpu_ready(s, 2));
+    CU_ASSERT_FATAL(queued(s, 1, 2));
     parse_waits[0] = submit(s, "a.c", VSCHED_STAGE_ANALYSIS, 0);
-    CU_ASSERT_FATAL(cpu_ready(s, 3));
+    CU_ASSERT_FATAL(queued(s, 1, 3));
     parse_waits[1] = submit(s, "b.c", VSCHED_STAGE_ANALYSIS, 0);
     gate_release();
-    int done = 0;
-    for (int i = 0; i < 10000 && !done; i++) {
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
-        done = vsched__test_handle_done(hc);
-    }
-    if (!done) {
-        fprintf(stderr, "c.c's Analysis never finished: a wait ran "
-                        "above the work it waits for\n");
-        _exit(1);
-    }
+    finish_or_exit(hc, "c.c's Analysis never finished: a wait ran "
+                       "above the work it waits for\n");
     CU_ASSERT_EQUAL(vsched_wait(hb, NULL), 0);
     CU_ASSERT_EQUAL(vsched_wait(hc, NULL), 0);
     CU_ASSERT_EQUAL(vsched_wait(hg, NULL), 0);

@@ -495,10 +495,8 @@ int vsched_submit_dag(vsched *s, const vsched_dag *dag, uint64_t *ids,
         if (!blocking) {
             /* A pool worker gives its place to a stand-in first (the
              * room it waits for comes from jobs starting). */
-            vsched__unlock(s, NULL);
-            vsched__block_begin(&bl);
+            vsched__block_begin_locked(&bl, s);
             blocking = 1;
-            vsched__lock(s);
             continue;
         }
         /* Existing ids stay valid while we wait, or the next round's

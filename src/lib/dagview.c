@@ -113,10 +113,8 @@ int vsched_node_wait(vsched *s, uint64_t id, vsched_node_info *out)
            !vsched__node_terminal(n) && !atomic_load(&s->stopping)) {
         if (!blocking) {
             /* A pool worker gives its place to a stand-in first. */
-            vsched__unlock(s, NULL);
-            vsched__block_begin(&bl);
+            vsched__block_begin_locked(&bl, s);
             blocking = 1;
-            vsched__lock(s);
             continue;
         }
         vsched__cond_wait(&s->dag.changed, s, vsched__block_pending(&bl));

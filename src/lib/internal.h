@@ -477,6 +477,9 @@ typedef struct vsched__block {
  * never the scheduler of the handle waited for, which vsched_destroy may
  * free as soon as the handle is answered. */
 VSCHED__HIDDEN void vsched__block_begin(vsched__block *b);
+/* The same from under s's lock, which it releases meanwhile: the caller
+ * re-checks what it waits for. */
+VSCHED__HIDDEN void vsched__block_begin_locked(vsched__block *b, vsched *s);
 /* 1 while the pool could start no stand-in (it has just retried): the
  * caller waits with a timeout (10 ms) and asks again. */
 VSCHED__HIDDEN int vsched__block_pending(vsched__block *b);

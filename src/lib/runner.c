@@ -493,6 +493,13 @@ void vsched__block_begin(vsched__block *b)
     b->flags = vsched__pool_block_begin(b->pool);
 }
 
+void vsched__block_begin_locked(vsched__block *b, vsched *s)
+{
+    vsched__unlock(s, NULL);
+    vsched__block_begin(b);
+    vsched__lock(s);
+}
+
 int vsched__block_pending(vsched__block *b)
 {
     if (b->pool != NULL && !(b->flags & VSCHED__POOL_STANDIN) &&
