@@ -908,6 +908,27 @@ static void warm_up(vsched *s, int n)
     }
 }
 
+/* Start on one CPU worker with `warm` numbered files ("w00.c" ..., their
+ * Analyses run first: see warm_up), then one file per letter of
+ * `letters` ("a" gives "a.c", "int a;\n"). */
+static char letter_names[8][4], letter_texts[8][12];
+
+static vsched *start_warm(int warm, const char *letters)
+{
+    many_files("w", warm, "int w;\n");
+    int n = warm;
+    for (int i = 0; letters[i] != '\0' && i < 8; i++, n++) {
+        snprintf(letter_names[i], sizeof letter_names[i], "%c.c", letters[i]);
+        snprintf(letter_texts[i], sizeof letter_texts[i], "int %c;\n",
+                 letters[i]);
+        many[n] = (mem_file){letter_names[i], letter_texts[i]};
+    }
+    many[n] = (mem_file){NULL, NULL};
+    vsched *s = start(many, 1);
+    warm_up(s, warm);
+    return s;
+}
+
 /* Wait (bounded) until `n` nodes are in the CPU (on_cpu != 0) or I/O
  * ready queue. */
 static int queued(vsched *s, int on_cpu, size_t n)
@@ -922,7 +943,7 @@ static int queued(vsched *s, int on_cpu, size_t n)
 /* A task of a batch that waits: a.c's Analysis waits (vsched_wait from
  * inside the stage) for b.c's, taken into the same batch after it, on the
  * only CPU worker. The waiting worker runs the rest of its batch, so both
- * finish; a pump that looked only at the ready queue would wait forever. */
+ * finish; a wait that looked only at the ready queue would hang. */
 static vsched_handle *wait_target;
 
 static void wait_hook(char stage, const char *name, const vsched_ctx *ctx)
@@ -934,14 +955,7 @@ static void wait_hook(char stage, const char *name, const vsched_ctx *ctx)
 
 static void a_batched_task_that_waits_runs_the_rest_of_its_batch(void)
 {
-    many_files("w", 3, "int w;\n");
-    many[3] = (mem_file){"a.c", "int a;\n"};
-    many[4] = (mem_file){"b.c", "int b;\n"};
-    many[5] = (mem_file){"g.c", "int g;\n"};
-    many[6] = (mem_file){NULL, NULL};
-    vsched *s = start(many, 1);
-    /* Parses and Analyses known to be short. */
-    warm_up(s, 3);
+    vsched *s = start_warm(3, "abg"); /* parses, Analyses known short */
     /* g.c's Artifact holds the worker while a.c and b.c are loaded. */
     gate_arm('R', "g.c");
     stage_hook = wait_hook;
@@ -956,7 +970,7 @@ static void a_batched_task_that_waits_runs_the_rest_of_its_batch(void)
     gate_release();
     vsched_handle *ha = submit(s, "a.c", VSCHED_STAGE_ANALYSIS, 0);
     finish_or_exit(ha, "a.c's Analysis never finished: its worker waits "
-                       "on work of its own batch\n");
+                       "on work of its own batch");
     CU_ASSERT_EQUAL(vsched_wait(ha, NULL), 0);
     CU_ASSERT_EQUAL(vsched_wait_batch(b, NULL), 0);
     CU_ASSERT_EQUAL(vsched_wait(hg, NULL), 0);
@@ -978,14 +992,8 @@ static void a_batched_task_that_waits_runs_the_rest_of_its_batch(void)
  * worker integrates them first, or b.c's Analysis never becomes ready. */
 static void a_batched_task_that_waits_integrates_what_its_batch_ran(void)
 {
-    many_files("w", 3, "int w;\n");
-    many[3] = (mem_file){"a.c", "int a;\n"};
-    many[4] = (mem_file){"b.c", "int b;\n"};
-    many[5] = (mem_file){"g.c", "int g;\n"};
-    many[6] = (mem_file){NULL, NULL};
-    vsched *s = start(many, 1);
-    /* Parses and Analyses known to be short; a.c parsed. */
-    warm_up(s, 3);
+    vsched *s = start_warm(3, "abg"); /* parses, Analyses known short */
+    /* a.c parsed. */
     vsched_handle *src = submit(s, "a.c", VSCHED_STAGE_SOURCE, 0);
     CU_ASSERT_EQUAL(vsched_wait(src, NULL), 0);
     vsched_handle_release(src);
@@ -1001,7 +1009,7 @@ static void a_batched_task_that_waits_integrates_what_its_batch_ran(void)
     CU_ASSERT_FATAL(queued(s, 1, 2));
     gate_release();
     finish_or_exit(ha, "a.c's Analysis never finished: its worker waits "
-                       "on a completion of its own batch\n");
+                       "on a completion of its own batch");
     CU_ASSERT_EQUAL(vsched_wait(ha, NULL), 0);
     CU_ASSERT_EQUAL(vsched_wait(hg, NULL), 0);
     /* One batch, in queue order: b.c's parse, then a.c's Analysis, which
@@ -1043,14 +1051,7 @@ static void hold_io(void *arg)
 
 static void a_batched_load_that_waits_settles_its_batch(void)
 {
-    many_files("w", 3, "int w;\n");
-    many[3] = (mem_file){"a.c", "int a;\n"};
-    many[4] = (mem_file){"b.c", "int b;\n"};
-    many[5] = (mem_file){"c.c", "int c;\n"};
-    many[6] = (mem_file){NULL, NULL};
-    vsched *s = start(many, 1);
-    /* Loads known to be short. */
-    warm_up(s, 3);
+    vsched *s = start_warm(3, "abc"); /* loads known to be short */
     /* A host task holds the only I/O worker while three loads queue (a
      * held load would make loads long on average: they would not be
      * batched). */
@@ -1071,7 +1072,7 @@ static void a_batched_load_that_waits_settles_its_batch(void)
         vsched_submit_batch_atomic(s, both, 2, &load_wait_target) == 0);
     atomic_store(&io_held, 0);
     finish_or_exit(ha, "a.c's Analysis never finished: its load waits on "
-                       "loads of its own batch\n");
+                       "loads of its own batch");
     CU_ASSERT_EQUAL(vsched_wait(ha, NULL), 0);
     CU_ASSERT_EQUAL(vsched_wait(hb, NULL), 0);
     CU_ASSERT_EQUAL(vsched_wait(hc, NULL), 0);
@@ -1093,11 +1094,8 @@ static void a_batched_load_that_waits_settles_its_batch(void)
  * duration are taken one at a time.) */
 static void a_load_that_waits_leaves_its_pool_working(void)
 {
-    many[0] = (mem_file){"a.c", "int a;\n"};
-    many[1] = (mem_file){"b.c", "int b;\n"};
-    many[2] = (mem_file){NULL, NULL};
     io_capacity = 1;
-    vsched *s = start(many, 1);
+    vsched *s = start_warm(0, "ab");
     atomic_store(&io_held, 1);
     CU_ASSERT_FATAL(vsched_pool_try_submit(io, hold_io, NULL) == 0);
     while (atomic_load(&io_held) == 1)
@@ -1110,7 +1108,7 @@ static void a_load_that_waits_leaves_its_pool_working(void)
     CU_ASSERT_FATAL(queued(s, 0, 2));
     atomic_store(&io_held, 0);
     finish_or_exit(ha, "a.c's Analysis never finished: its load waits on "
-                       "a load queued behind it\n");
+                       "a load queued behind it");
     CU_ASSERT_EQUAL(vsched_wait(ha, NULL), 0);
     CU_ASSERT_EQUAL(vsched_wait_batch(load_wait_target, NULL), 0);
     CU_ASSERT(event_index('L', "b.c") < event_index('L', "a.c"));
@@ -1153,9 +1151,7 @@ static void note_lane(void *arg)
 
 static void a_host_task_that_waits_gets_a_stand_in_that_leaves_after(void)
 {
-    many[0] = (mem_file){"a.c", "int a;\n"};
-    many[1] = (mem_file){NULL, NULL};
-    vsched *s = start(many, 1);
+    vsched *s = start_warm(0, "a");
     host_sched = s;
     atomic_store(&host_status, -999);
     CU_ASSERT_FATAL(vsched_pool_try_submit(cpu, host_waits, NULL) == 0);
@@ -1219,9 +1215,7 @@ static int reaches(atomic_int *v, int n)
 
 static void stand_ins_are_capped_and_retried_when_every_task_waits(void)
 {
-    many[0] = (mem_file){"a.c", "int a;\n"};
-    many[1] = (mem_file){NULL, NULL};
-    vsched *s = start(many, 1);
+    vsched *s = start_warm(0, "a");
     host_sched = s;
     atomic_store(&waits_entered, 0);
     atomic_store(&waits_done, 0);
@@ -1283,12 +1277,7 @@ static void nested_wait_hook(char stage, const char *name,
 
 static void waits_that_nest_never_wait_under_their_own_stack(void)
 {
-    many[0] = (mem_file){"a.c", "int a;\n"};
-    many[1] = (mem_file){"b.c", "int b;\n"};
-    many[2] = (mem_file){"c.c", "int c;\n"};
-    many[3] = (mem_file){"g.c", "int g;\n"};
-    many[4] = (mem_file){NULL, NULL};
-    vsched *s = start(many, 1);
+    vsched *s = start_warm(0, "abcg");
     gate_arm('R', "g.c");
     stage_hook = nested_wait_hook;
     vsched_handle *hg = submit(s, "g.c", VSCHED_STAGE_ARTIFACT, 0);
@@ -1301,7 +1290,7 @@ static void waits_that_nest_never_wait_under_their_own_stack(void)
     parse_waits[1] = submit(s, "b.c", VSCHED_STAGE_ANALYSIS, 0);
     gate_release();
     finish_or_exit(hc, "c.c's Analysis never finished: a wait ran "
-                       "above the work it waits for\n");
+                       "above the work it waits for");
     CU_ASSERT_EQUAL(vsched_wait(hb, NULL), 0);
     CU_ASSERT_EQUAL(vsched_wait(hc, NULL), 0);
     CU_ASSERT_EQUAL(vsched_wait(hg, NULL), 0);
