@@ -1430,7 +1430,12 @@ static void a_deadlock_through_two_holders_is_reported(void)
 /* ---- 22. resources held by Artifact tasks -----------------------------------
  * Artifacts of "release" hold "remote" (capacity 2): with 4 CPU threads,
  * 2 run at once; the others wait, the highest priority first; "debug"
- * needs nothing; units follow the running tasks. */
+ * needs nothing; units follow the running tasks.
+ *
+ * No step depends on timing: r3 and r4 have their Analysis before their
+ * Artifacts are asked for, so each Artifact waits for a unit as soon as
+ * the driver takes its request; the driver takes requests in order, so
+ * once the debug Artifact asked after them is done, both wait. */
 static const memfs_file res_files[] = {
     {"r0.c", "int a;\n"}, {"r1.c", "int a;\n"}, {"r2.c", "int a;\n"},
     {"r3.c", "int a;\n"}, {"r4.c", "int a;\n"}, {"d0.c", "int a;\n"},
@@ -1462,10 +1467,12 @@ static void artifact_tasks_hold_their_stage_resources(void)
                                        "R:r4.c"};
     for (int i = 0; i < 5; i++)
         sw_arm(keys[i]);
+    CU_ASSERT_EQUAL(ask(w.s, "r3.c", VSCHED_STAGE_ANALYSIS, NULL), 0);
+    CU_ASSERT_EQUAL(ask(w.s, "r4.c", VSCHED_STAGE_ANALYSIS, NULL), 0);
     vsched_handle *h[5];
     for (int i = 0; i < 3; i++)
         h[i] = sw_submit(w.s, keys[i] + 2, VSCHED_STAGE_ARTIFACT, 0);
-    for (int i = 0; i < 100 && entered_count(keys, 3) < 2; i++)
+    for (int i = 0; i < 2000 && entered_count(keys, 3) < 2; i++)
         sw_sleep_ms(5);
     sw_sleep_ms(30);
     CU_ASSERT_EQUAL(entered_count(keys, 3), 2);
@@ -1474,7 +1481,6 @@ static void artifact_tasks_hold_their_stage_resources(void)
     vsched_request r3 = sw_req("r3.c", VSCHED_STAGE_ARTIFACT, 0);
     vsched_request r4 = sw_req("r4.c", VSCHED_STAGE_ARTIFACT, 5);
     CU_ASSERT_FATAL(vsched_submit_request(w.s, &r3, &h[3]) == 0);
-    sw_sleep_ms(20);
     CU_ASSERT_FATAL(vsched_submit_request(w.s, &r4, &h[4]) == 0);
     vsched_request rd = sw_req("d0.c", VSCHED_STAGE_ARTIFACT, 0);
     rd.profile = "debug";
