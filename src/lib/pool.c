@@ -173,11 +173,15 @@ static void *pool_worker(void *arg)
         self->exited = 1;
         /* Each exiting stand-in joins the one that exited before it, so
          * at most one exited thread (its stack) waits to be joined;
-         * destroy joins the last. */
-        prev = p->zombie;
-        if (prev != NULL)
-            unlink_standin(p, prev);
-        p->zombie = self;
+         * destroy joins the last. Once the pool stops, destroy joins
+         * every stand-in on the list, and none joins another: the list
+         * it takes may hold the zombie and stand-ins still running. */
+        if (!p->stopping) {
+            prev = p->zombie;
+            if (prev != NULL)
+                unlink_standin(p, prev);
+            p->zombie = self;
+        }
         /* Queued work may be left to a sleeping worker. */
         if (p->count > 0 || p->urgent != NULL)
             pthread_cond_signal(&p->nonempty);
@@ -385,8 +389,8 @@ void vsched_pool_destroy(vsched_pool *p)
     for (unsigned i = 0; i < p->n_started; i++)
         pthread_join(p->threads[i], NULL);
     /* No worker blocks any more (its scheduler answered every waiter
-     * before the pool is destroyed): every stand-in exits. One still
-     * draining may block and join exited ones itself: take the list. */
+     * before the pool is destroyed): every stand-in exits, joining none
+     * (stopping is set), so each on the list is joined here once. */
     pthread_mutex_lock(&p->lock);
     standin *left = p->standins;
     p->standins = NULL;
