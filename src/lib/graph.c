@@ -110,16 +110,57 @@ void vsched__graph_init(vsched__graph *g)
  * probes no other node (a scattering hash made both a cache miss at a
  * million files, half of admission's time). The bits above the table's
  * size are folded in so that ids a multiple of the size apart -- one
- * node kept per round of a steady churn -- do not pile into one chain. */
+ * node kept per round of a steady churn -- do not pile into one chain.
+ *
+ * Robin Hood order: along a run, entries sit in the order of their home
+ * slots (an insertion takes the place of the first entry nearer its own
+ * home, which moves on). So a lookup stops at the first entry nearer its
+ * home than the probe is, and a deletion moves back only the entries
+ * displaced past the freed slot, stopping at one in its home: nodes
+ * made together sit at home, one run as long as they are, and freeing
+ * them in id order moved every later entry of the run per free. */
 
-static size_t id_slot(vsched__node *const *t, size_t cap, uint64_t id)
+static size_t id_home(size_t cap, uint64_t id)
+{
+    unsigned bits = (unsigned)__builtin_ctzll((unsigned long long)cap);
+    return (size_t)(id ^ (id >> bits)) & (cap - 1);
+}
+
+/* How far slot i is from the home of the entry in it. */
+static size_t id_dist(size_t cap, const vsched__node *m, size_t i)
+{
+    return (i - id_home(cap, m->id)) & (cap - 1);
+}
+
+/* The slot holding id, or (size_t)-1. */
+static size_t id_find(vsched__node *const *t, size_t cap, uint64_t id)
 {
     size_t mask = cap - 1;
-    unsigned bits = (unsigned)__builtin_ctzll((unsigned long long)cap);
-    size_t i = (size_t)(id ^ (id >> bits)) & mask;
-    while (t[i] != NULL && t[i]->id != id)
+    size_t i = id_home(cap, id);
+    for (size_t d = 0; t[i] != NULL && id_dist(cap, t[i], i) >= d; d++) {
+        if (t[i]->id == id)
+            return i;
         i = (i + 1) & mask;
-    return i;
+    }
+    return (size_t)-1;
+}
+
+/* Put n in t (it has a free slot). */
+static void id_insert(vsched__node **t, size_t cap, vsched__node *n)
+{
+    size_t mask = cap - 1;
+    size_t i = id_home(cap, n->id);
+    for (size_t d = 0; t[i] != NULL; d++) {
+        size_t de = id_dist(cap, t[i], i);
+        if (de < d) { /* nearer its home: n takes its place */
+            vsched__node *m = t[i];
+            t[i] = n;
+            n = m;
+            d = de;
+        }
+        i = (i + 1) & mask;
+    }
+    t[i] = n;
 }
 
 static int ids_grow(vsched__graph *g)
@@ -133,7 +174,7 @@ static int ids_grow(vsched__graph *g)
         return VSCHED_ENOMEM;
     for (size_t i = 0; i < g->ids_cap; i++)
         if (g->ids[i] != NULL)
-            t[id_slot(t, cap, g->ids[i]->id)] = g->ids[i];
+            id_insert(t, cap, g->ids[i]);
     free(g->ids);
     g->ids = t;
     g->ids_cap = cap;
@@ -142,25 +183,31 @@ static int ids_grow(vsched__graph *g)
 
 static void ids_remove(vsched__graph *g, const vsched__node *n)
 {
-    size_t mask = g->ids_cap - 1;
-    size_t i = id_slot(g->ids, g->ids_cap, n->id);
-    if (g->ids[i] != n)
+    if (g->ids_cap == 0)
         return;
-    /* Backward-shift deletion keeps every probe chain unbroken. */
-    g->ids[i] = NULL;
+    size_t mask = g->ids_cap - 1;
+    size_t i = id_find(g->ids, g->ids_cap, n->id);
+    if (i == (size_t)-1 || g->ids[i] != n)
+        return;
+    /* Backward shift: each entry after the hole that is away from its
+     * home moves one slot back, up to an empty slot or one at home. */
     g->ids_n--;
-    for (size_t j = (i + 1) & mask; g->ids[j] != NULL; j = (j + 1) & mask) {
-        vsched__node *m = g->ids[j];
-        g->ids[j] = NULL;
-        g->ids[id_slot(g->ids, g->ids_cap, m->id)] = m;
+    for (size_t j = (i + 1) & mask;
+         g->ids[j] != NULL && id_dist(g->ids_cap, g->ids[j], j) > 0;
+         j = (j + 1) & mask) {
+        g->ids[i] = g->ids[j];
+        i = j;
+        g->ids_moved++;
     }
+    g->ids[i] = NULL;
 }
 
 vsched__node *vsched__graph_find(const vsched__graph *g, uint64_t id)
 {
     if (g->ids_cap == 0 || id == 0)
         return NULL;
-    return g->ids[id_slot(g->ids, g->ids_cap, id)];
+    size_t i = id_find(g->ids, g->ids_cap, id);
+    return i != (size_t)-1 ? g->ids[i] : NULL;
 }
 
 void vsched__graph_each(const vsched__graph *g,
@@ -216,7 +263,7 @@ vsched__node *vsched__node_new(vsched__graph *g, vsched__node_kind kind,
     n->refs = 1;
     n->in_structure = 1;
     atomic_init(&n->cancel, 0);
-    g->ids[id_slot(g->ids, g->ids_cap, n->id)] = n;
+    id_insert(g->ids, g->ids_cap, n);
     g->ids_n++;
     g->live++;
     return n;

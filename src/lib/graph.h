@@ -136,6 +136,7 @@ typedef struct vsched__graph {
     /* Id index: open addressing, id -> node, for every allocated node. */
     vsched__node **ids;
     size_t ids_cap, ids_n;
+    size_t ids_moved; /* entries deletions moved back (a statistic) */
     /* Insertions still expected in a bulk admission, or 0: a growth makes
      * room for them at once, so a large batch rehashes the index once
      * (each rehash reads every node) instead of once per doubling. At
