@@ -94,12 +94,18 @@ static int x_deps(void *inst, const vsched_ctx *ctx, const char *name,
     return memfs_snap_deps(ctx, snapshot, out);
 }
 
+/* What the stage returns, when a hook sets it (Analysis only). */
+static _Thread_local int hook_rc;
+
 static int x_analysis(void *inst, const vsched_ctx *ctx,
                       const vsched_analysis_in *in, uint64_t *hash)
 {
     (void)inst;
+    hook_rc = VSCHED_OK;
     if (hook != NULL)
         hook('A', in->name, ctx);
+    if (hook_rc != VSCHED_OK)
+        return hook_rc;
     uint64_t h = in->content_hash;
     for (size_t i = 0; i < in->n_blockers; i++)
         h = h * 1099511628211u ^ in->blocker_hashes[i];
@@ -1181,6 +1187,187 @@ static void a_pool_destroyed_while_its_stand_ins_run(void)
     }
 }
 
+/* ---- teardown with the driver held ---------------------------------------
+ * A join callback holds the driver (it runs there: the request joined a
+ * stage in flight), so what is submitted meanwhile stays in the inbox,
+ * and destroy, which joins the driver, is held before it answers
+ * anything. */
+static pthread_mutex_t d_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t d_cond = PTHREAD_COND_INITIALIZER;
+static int d_held, d_free, d_on_pool;
+
+static void hold_driver(void *user, const char *name, vsched_stage st)
+{
+    (void)user, (void)name, (void)st;
+    pthread_mutex_lock(&d_lock);
+    d_held = 1;
+    d_on_pool = vsched_pool_current_kind() != -1;
+    pthread_cond_broadcast(&d_cond);
+    while (!d_free)
+        pthread_cond_wait(&d_cond, &d_lock);
+    pthread_mutex_unlock(&d_lock);
+}
+
+/* Join the stage of `name` held in the gate with a request whose join
+ * callback holds the driver; returns when it does. */
+static vsched_handle *driver_hold(vsched *s, const char *name)
+{
+    pthread_mutex_lock(&d_lock);
+    d_held = d_free = 0;
+    pthread_mutex_unlock(&d_lock);
+    vsched_request r = req(name, VSCHED_STAGE_ANALYSIS);
+    r.on_join = hold_driver;
+    vsched_handle *h = NULL;
+    CU_ASSERT_FATAL(vsched_submit_request(s, &r, &h) == 0);
+    pthread_mutex_lock(&d_lock);
+    while (!d_held)
+        pthread_cond_wait(&d_cond, &d_lock);
+    pthread_mutex_unlock(&d_lock);
+    CU_ASSERT_FALSE(d_on_pool); /* the driver it holds */
+    return h;
+}
+
+static void driver_free(void)
+{
+    pthread_mutex_lock(&d_lock);
+    d_free = 1;
+    pthread_cond_broadcast(&d_cond);
+    pthread_mutex_unlock(&d_lock);
+}
+
+static vsched *td_sched;
+static atomic_int td_done, td_submitted, td_inner_rc;
+
+static void *destroyer(void *arg)
+{
+    (void)arg;
+    vsched_destroy(td_sched);
+    atomic_store(&td_done, 1);
+    return NULL;
+}
+
+/* outer.c's Analysis, once let through, submits inner.c's, and waits on
+ * it once teardown began: the request is still in the inbox, behind the
+ * held driver (and the wait's hand-over of its batch admits nothing once
+ * teardown began). */
+static void outer_submits_and_waits(char stage, const char *name,
+                                    const vsched_ctx *ctx)
+{
+    if (stage != 'A' || strcmp(name, "outer.c") != 0)
+        return;
+    gate_pass(NULL);
+    vsched_request r = req("inner.c", VSCHED_STAGE_ANALYSIS);
+    vsched_handle *h = NULL;
+    int rc = vsched_submit_request(td_sched, &r, &h);
+    atomic_store(&td_submitted, 1);
+    if (rc == VSCHED_OK) {
+        /* Other work until teardown begins; then the wait. */
+        for (int i = 0; i < 5000 && !ctx->is_cancelled(ctx); i++)
+            sleep_ms(1);
+        rc = vsched_wait(h, NULL);
+        vsched_handle_release(h);
+    }
+    atomic_store(&td_inner_rc, rc);
+}
+
+/* Destroy stops the driver, which leaves what is still in the inbox; a
+ * stage waits on one of those requests. destroy answered the inbox only
+ * after every runner had returned -- the waiting one never did: a hang
+ * (found by a stage submitting and waiting in a loop while destroyed, 15%
+ * of destroys). */
+static void destroy_answers_the_inbox_a_stage_waits_on(void)
+{
+    world w;
+    int base = n_tasks();
+    gate_reset();
+    wstart(&w, two, 1, 1, 0);
+    td_sched = w.s;
+    atomic_store(&td_done, 0);
+    atomic_store(&td_submitted, 0);
+    atomic_store(&td_inner_rc, 1);
+    hook = outer_submits_and_waits;
+    vsched_handle *ho = sub(w.s, "outer.c", VSCHED_STAGE_ANALYSIS);
+    CU_ASSERT_FATAL(gate_wait_entered(1, 5000));
+    vsched_handle *hj = driver_hold(w.s, "outer.c");
+    gate_open(); /* the stage submits inner.c behind the held driver */
+    for (int i = 0; i < 5000 && !atomic_load(&td_submitted); i++)
+        sleep_ms(1);
+    CU_ASSERT_FATAL(atomic_load(&td_submitted));
+    pthread_t th;
+    pthread_create(&th, NULL, destroyer, NULL);
+    sleep_ms(50); /* destroy stops the inbox, then joins the driver */
+    driver_free();
+    for (int i = 0; i < 10000 && !atomic_load(&td_done); i++)
+        sleep_ms(1);
+    if (!atomic_load(&td_done)) {
+        fprintf(stderr,
+                "HANG: destroy with a stage waiting on the inbox "
+                "(pid %d)\n",
+                (int)getpid());
+        if (getenv("VSCHED_TEST_PAUSE") != NULL)
+            pause();
+        _exit(3);
+    }
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(atomic_load(&td_inner_rc), VSCHED_ESHUTDOWN);
+    CU_ASSERT_EQUAL(vsched_wait(ho, NULL), VSCHED_ESHUTDOWN);
+    CU_ASSERT_EQUAL(vsched_wait(hj, NULL), VSCHED_ESHUTDOWN);
+    vsched_handle_release(ho);
+    vsched_handle_release(hj);
+    vsched_pool_destroy(w.cpu);
+    vsched_pool_destroy(w.io);
+    hook = NULL;
+    CU_ASSERT_EQUAL(tasks_back_to(base, 2000), base);
+}
+
+/* outer.c's Analysis runs until told to stop, and says it was cancelled
+ * -- as a stage does when ctx->is_cancelled says so. */
+static void outer_runs_until_stopped(char stage, const char *name,
+                                     const vsched_ctx *ctx)
+{
+    if (stage != 'A' || strcmp(name, "outer.c") != 0)
+        return;
+    gate_pass(ctx); /* until destroy begins: is_cancelled */
+    hook_rc = VSCHED_ECANCELLED;
+}
+
+/* A stage that stops because teardown began reports VSCHED_ECANCELLED
+ * (ctx->is_cancelled is true once destroy starts); completed before
+ * destroy answered the rest, its request was answered "cancelled", which
+ * a host reads as a user's vsched_cancel. It is a shutdown. */
+static void a_stage_stopped_by_destroy_is_answered_shutdown(void)
+{
+    world w;
+    gate_reset();
+    wstart(&w, two, 1, 1, 0);
+    td_sched = w.s;
+    atomic_store(&td_done, 0);
+    hook = outer_runs_until_stopped;
+    vsched_handle *ho = sub(w.s, "outer.c", VSCHED_STAGE_ANALYSIS);
+    CU_ASSERT_FATAL(gate_wait_entered(1, 5000));
+    vsched_handle *hj = driver_hold(w.s, "outer.c");
+    pthread_t th;
+    pthread_create(&th, NULL, destroyer, NULL);
+    /* The stage sees the teardown and returns while destroy waits for the
+     * driver: its completion is integrated first. */
+    for (int i = 0; i < 2000 && !vsched__test_handle_done(ho); i++)
+        sleep_ms(1);
+    driver_free();
+    pthread_join(th, NULL);
+    const vsched_result *r = NULL;
+    int rc = vsched_wait(ho, &r);
+    if (rc != VSCHED_ESHUTDOWN)
+        fprintf(stderr, "\n    answered %s: %s\n", vsched_errname(rc),
+                r->message != NULL ? r->message : "(no message)");
+    CU_ASSERT_EQUAL(rc, VSCHED_ESHUTDOWN);
+    CU_ASSERT_EQUAL(vsched_wait(hj, NULL), VSCHED_ESHUTDOWN);
+    vsched_handle_release(ho);
+    vsched_handle_release(hj);
+    vsched_pool_destroy(w.cpu);
+    vsched_pool_destroy(w.io);
+    hook = NULL;
+}
+
 /* A wait that starts while its scheduler is destroyed: destroy may
  * answer the handle and free the scheduler between the wait's first look
  * at the handle and its blocking, so the wait must touch nothing but the
@@ -1243,6 +1430,10 @@ static const vr_cu_test tests[] = {
     {"stand_ins_leave_with_their_stacks", stand_ins_leave_with_their_stacks},
     {"a_pool_destroyed_while_its_stand_ins_run",
      a_pool_destroyed_while_its_stand_ins_run},
+    {"destroy_answers_the_inbox_a_stage_waits_on",
+     destroy_answers_the_inbox_a_stage_waits_on},
+    {"a_stage_stopped_by_destroy_is_answered_shutdown",
+     a_stage_stopped_by_destroy_is_answered_shutdown},
     {"a_wait_racing_destroy", a_wait_racing_destroy},
     {NULL, NULL},
 };

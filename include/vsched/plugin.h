@@ -185,8 +185,9 @@ struct vsched_ctx {
     size_t size; /* sizeof(vsched_ctx) as the host knows it */
 
     /* Non-zero once the work this call belongs to has been cancelled
-     * (superseded, interrupted, or a dependency failed). Long operations
-     * poll it and return VSCHED_ECANCELLED. */
+     * (superseded, interrupted, or a dependency failed) or its scheduler
+     * is being destroyed. Long operations poll it and return
+     * VSCHED_ECANCELLED (answered VSCHED_ESHUTDOWN at teardown). */
     int (*is_cancelled)(const vsched_ctx *ctx);
 
     /* Report one diagnostic. `file` may be NULL; `line` 0 means none.

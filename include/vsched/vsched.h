@@ -176,7 +176,8 @@ typedef struct vsched_options {
 /* Create a scheduler and start its driver thread. */
 VSCHED_API int vsched_create(vsched **out, const vsched_options *opts);
 /* Stop the driver promptly, cancel what has not run, finish every waiter
- * (VSCHED_ESHUTDOWN), join, free. Pools are left to the caller. */
+ * (VSCHED_ESHUTDOWN, also requests still queued and work that stopped
+ * because of the teardown), join, free. Pools are left to the caller. */
 VSCHED_API void vsched_destroy(vsched *s);
 
 /* One request: bring `name` to `stage` (for Artifact, in `profile`). */

@@ -259,6 +259,13 @@ static vsched_task_event *task_event(const vsched__task *t)
 void vsched__complete(vsched *s, vsched__task *t, vsched__pass *p)
 {
     vsched__stage_returned(s, t); /* its units go back as it returns */
+    if (t->status == VSCHED_ECANCELLED && atomic_load(&s->stopping)) {
+        /* It stopped because teardown began (ctx->is_cancelled says so
+         * from then on): shut down, not cancelled by the host. */
+        t->status = VSCHED_ESHUTDOWN;
+        free(t->message);
+        t->message = strdup("scheduler shut down");
+    }
     vsched_task_event *ev = NULL;
     if (s->opts.task_observer != NULL && (ev = task_event(t)) != NULL)
         vsched__pass_task_event(p, ev); /* before its stage events */

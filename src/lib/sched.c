@@ -247,6 +247,11 @@ void vsched_destroy(vsched *s)
      * run (its completion is refused) and exit. */
     pthread_cond_broadcast(&s->dag.changed);
     vsched__unlock_run(s, &p);
+    /* The inbox is closed, the driver left what it held, and runners
+     * admit nothing once teardown began: answer it before waiting for
+     * them, since a stage may wait on a request it queued (and it is
+     * answered nowhere else). */
+    drain_inbox(s);
     while (atomic_load(&s->inside) > 0) {
         /* Each one's last action is its decrement: poll, then free. */
         vsched__lock(s);
@@ -255,7 +260,6 @@ void vsched_destroy(vsched *s)
         struct timespec ms = {0, 500000};
         nanosleep(&ms, NULL);
     }
-    drain_inbox(s);
 
     /* Nothing runs any more: free what is left. */
     lock_holder = NULL;
