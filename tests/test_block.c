@@ -1094,6 +1094,8 @@ static void burst_gate(char stage, const char *name, const vsched_ctx *ctx)
         gate_pass(ctx);
 }
 
+static atomic_int burst_linger; /* stand-ins stay 100 ms after the wait */
+
 static void burst_task(void *arg)
 {
     (void)arg;
@@ -1101,6 +1103,8 @@ static void burst_task(void *arg)
     vsched_handle *h = sub(burst_target, "inner.c", VSCHED_STAGE_ARTIFACT);
     vsched_wait(h, NULL);
     vsched_handle_release(h);
+    if (atomic_load(&burst_linger) && vsched_pool_current_worker() != 0)
+        sleep_ms(100);
     atomic_fetch_add(&burst_done, 1);
 }
 
@@ -1111,25 +1115,35 @@ static int reaches(atomic_int *v, int n, int ms)
     return atomic_load(v) >= n;
 }
 
+/* A world, and a host pool of one thread (transport capacity cap) whose n
+ * tasks each wait on inner.c's held Artifact: returns once all started,
+ * the first on the worker, each next on the stand-in the one before got. */
+static vsched_pool *burst_start(world *w, size_t cap, int n, int linger)
+{
+    gate_reset();
+    wstart(w, two, 1, 1, 0);
+    burst_target = w->s;
+    hook = burst_gate;
+    vsched_pool *p;
+    CU_ASSERT_FATAL(vsched_pool_create(&p, VSCHED_POOL_IO, 1, cap) == 0);
+    atomic_store(&burst_started, 0);
+    atomic_store(&burst_done, 0);
+    atomic_store(&burst_linger, linger);
+    int sent = 0;
+    for (int i = 0; i < n; i++)
+        sent += vsched_pool_try_submit(p, burst_task, NULL) == 0;
+    CU_ASSERT_FATAL(sent == n);
+    CU_ASSERT_FATAL(reaches(&burst_started, n, 10000));
+    return p;
+}
+
 static void stand_ins_leave_with_their_stacks(void)
 {
     world w;
     int base = n_tasks();
-    gate_reset();
-    wstart(&w, two, 1, 1, 0);
-    burst_target = w.s;
-    hook = burst_gate;
-    vsched_pool *p;
-    CU_ASSERT_FATAL(vsched_pool_create(&p, VSCHED_POOL_IO, 1, 512) == 0);
-    atomic_store(&burst_started, 0);
-    atomic_store(&burst_done, 0);
-    int sent = 0;
-    for (int i = 0; i < 200; i++)
-        sent += vsched_pool_try_submit(p, burst_task, NULL) == 0;
-    CU_ASSERT_FATAL(sent == 200);
-    CU_ASSERT_FATAL(reaches(&burst_started, sent, 10000));
+    vsched_pool *p = burst_start(&w, 512, 200, 0);
     gate_open();
-    CU_ASSERT_FATAL(reaches(&burst_done, sent, 10000));
+    CU_ASSERT_FATAL(reaches(&burst_done, 200, 10000));
     /* The scheduler's 2 workers and driver, the pool's 1 worker. */
     CU_ASSERT_EQUAL(tasks_back_to(base + 4, 5000), base + 4);
     CU_ASSERT(vsched__test_pool_unjoined(p) <= 1);
@@ -1144,20 +1158,6 @@ static void stand_ins_leave_with_their_stacks(void)
  * The worker's task returns at once, so destroy gets past the workers
  * while the stand-ins' tasks still sleep; they leave after it took the
  * list. */
-static atomic_int late_done;
-
-static void late_task(void *arg)
-{
-    (void)arg;
-    atomic_fetch_add(&burst_started, 1);
-    vsched_handle *h = sub(burst_target, "inner.c", VSCHED_STAGE_ARTIFACT);
-    vsched_wait(h, NULL);
-    vsched_handle_release(h);
-    if (vsched_pool_current_worker() != 0)
-        sleep_ms(100); /* a stand-in: leave after destroy looked */
-    atomic_fetch_add(&late_done, 1);
-}
-
 static void a_pool_destroyed_while_its_stand_ins_run(void)
 {
     enum {
@@ -1166,23 +1166,12 @@ static void a_pool_destroyed_while_its_stand_ins_run(void)
     for (int round = 0; round < 3; round++) {
         world w;
         int base = n_tasks();
-        gate_reset();
-        wstart(&w, two, 1, 1, 0);
-        burst_target = w.s;
-        hook = burst_gate;
-        vsched_pool *p;
-        CU_ASSERT_FATAL(vsched_pool_create(&p, VSCHED_POOL_IO, 1, 64) == 0);
-        atomic_store(&burst_started, 0);
-        atomic_store(&late_done, 0);
-        for (int i = 0; i < TASKS; i++)
-            CU_ASSERT_FATAL(vsched_pool_try_submit(p, late_task, NULL) == 0);
         /* Each task waits on the worker or a stand-in of its own. */
-        CU_ASSERT_FATAL(reaches(&burst_started, TASKS, 10000));
+        vsched_pool *p = burst_start(&w, 64, TASKS, 1);
         gate_open();
         vsched_pool_destroy(p);
-        CU_ASSERT_EQUAL(atomic_load(&late_done), TASKS);
+        CU_ASSERT_EQUAL(atomic_load(&burst_done), TASKS);
         wstop(&w);
-        hook = NULL;
         CU_ASSERT_EQUAL(tasks_back_to(base, 5000), base);
     }
 }
