@@ -126,6 +126,8 @@ run_vsched() {
     _c=$(sed -n 's/^vsched-run: [0-9]* built.* \([0-9][0-9]*\) from cache.*/\1/p' \
         "$_dir/vsched.log" | tail -n 1)
     [ -n "$_b" ] && [ -n "$_c" ] && _b=$((_b - _c))
+    # A build with everything up to date says so instead.
+    grep -q '^vsched-run: nothing to do' "$_dir/vsched.log" && _b=0
     echo "$_t built=${_b:--}"
 }
 
