@@ -267,12 +267,18 @@ static int gate_wait_entered(int n, int ms)
     return ok;
 }
 
+/* Set *flag under m and wake every waiter on c. */
+static void raise_flag(pthread_mutex_t *m, pthread_cond_t *c, int *flag)
+{
+    pthread_mutex_lock(m);
+    *flag = 1;
+    pthread_cond_broadcast(c);
+    pthread_mutex_unlock(m);
+}
+
 static void gate_open(void)
 {
-    pthread_mutex_lock(&g_lock);
-    g_open = 1;
-    pthread_cond_broadcast(&g_cond);
-    pthread_mutex_unlock(&g_lock);
+    raise_flag(&g_lock, &g_cond, &g_open);
 }
 
 /* ---- 1: supersession / teardown while a stage waits ---------------------- */
@@ -1218,10 +1224,7 @@ static vsched_handle *driver_hold(vsched *s, const char *name)
 
 static void driver_free(void)
 {
-    pthread_mutex_lock(&d_lock);
-    d_free = 1;
-    pthread_cond_broadcast(&d_cond);
-    pthread_mutex_unlock(&d_lock);
+    raise_flag(&d_lock, &d_cond, &d_free);
 }
 
 static vsched *td_sched;
@@ -1233,6 +1236,19 @@ static void *destroyer(void *arg)
     vsched_destroy(td_sched);
     atomic_store(&td_done, 1);
     return NULL;
+}
+
+/* After the destroy: the held stage's request (ho) and the one that held
+ * the driver (hj) were both answered as shut down; the pools go. */
+static void held_teardown_end(world *w, vsched_handle *ho, vsched_handle *hj)
+{
+    CU_ASSERT_EQUAL(vsched_wait(ho, NULL), VSCHED_ESHUTDOWN);
+    CU_ASSERT_EQUAL(vsched_wait(hj, NULL), VSCHED_ESHUTDOWN);
+    vsched_handle_release(ho);
+    vsched_handle_release(hj);
+    vsched_pool_destroy(w->cpu);
+    vsched_pool_destroy(w->io);
+    hook = NULL;
 }
 
 /* outer.c's Analysis, once let through, submits inner.c's, and waits on
@@ -1299,13 +1315,7 @@ static void destroy_answers_the_inbox_a_stage_waits_on(void)
     }
     pthread_join(th, NULL);
     CU_ASSERT_EQUAL(atomic_load(&td_inner_rc), VSCHED_ESHUTDOWN);
-    CU_ASSERT_EQUAL(vsched_wait(ho, NULL), VSCHED_ESHUTDOWN);
-    CU_ASSERT_EQUAL(vsched_wait(hj, NULL), VSCHED_ESHUTDOWN);
-    vsched_handle_release(ho);
-    vsched_handle_release(hj);
-    vsched_pool_destroy(w.cpu);
-    vsched_pool_destroy(w.io);
-    hook = NULL;
+    held_teardown_end(&w, ho, hj);
     CU_ASSERT_EQUAL(tasks_back_to(base, 2000), base);
 }
 
@@ -1348,13 +1358,7 @@ static void a_stage_stopped_by_destroy_is_answered_shutdown(void)
     if (rc != VSCHED_ESHUTDOWN)
         fprintf(stderr, "\n    answered %s: %s\n", vsched_errname(rc),
                 r->message != NULL ? r->message : "(no message)");
-    CU_ASSERT_EQUAL(rc, VSCHED_ESHUTDOWN);
-    CU_ASSERT_EQUAL(vsched_wait(hj, NULL), VSCHED_ESHUTDOWN);
-    vsched_handle_release(ho);
-    vsched_handle_release(hj);
-    vsched_pool_destroy(w.cpu);
-    vsched_pool_destroy(w.io);
-    hook = NULL;
+    held_teardown_end(&w, ho, hj);
 }
 
 /* A wait that starts while its scheduler is destroyed: destroy may
