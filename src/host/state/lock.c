@@ -62,6 +62,15 @@ static void vr_lock_note_pid(int fd)
         (void)!pwrite(fd, buf, (size_t)n, 0);
 }
 
+/* The lock held on fd: our pid noted in the file. */
+static vr_lock *vr_lock_held(int fd)
+{
+    vr_lock_note_pid(fd);
+    vr_lock *l = vr_xmalloc(sizeof *l);
+    l->fd = fd;
+    return l;
+}
+
 /* Contract: see lock.h. */
 int vr_lock_take(vr_lock **out, const char *dir, int wait, FILE *err,
                  char **msg)
@@ -112,10 +121,25 @@ int vr_lock_take(vr_lock **out, const char *dir, int wait, FILE *err,
         close(fd);
         return rc;
     }
-    vr_lock_note_pid(fd);
-    vr_lock *l = vr_xmalloc(sizeof *l);
-    l->fd = fd;
-    *out = l;
+    *out = vr_lock_held(fd);
+    return VSCHED_OK;
+}
+
+/* Contract: see lock.h. */
+int vr_lock_try(vr_lock **out, const char *dir)
+{
+    *out = NULL;
+    char *path = vr_path_join(dir, "lock");
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    free(path);
+    if (fd < 0)
+        return VSCHED_EERR;
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    if (fcntl(fd, F_SETLK, &fl) != 0) {
+        close(fd);
+        return VSCHED_EERR;
+    }
+    *out = vr_lock_held(fd);
     return VSCHED_OK;
 }
 

@@ -10,7 +10,9 @@
  * leaves a stale lock behind. The file holds the pid of the last holder,
  * for the messages.
  *
- * Not thread-safe; taken and released by the main thread.
+ * Not thread-safe: one thread takes a lock (the main thread, or the
+ * thread that opens the state early, incr.c) and the main thread
+ * releases it. The lock is the process's, whichever thread took it.
  */
 #ifndef VSCHED_HOST_LOCK_H
 #define VSCHED_HOST_LOCK_H
@@ -26,6 +28,12 @@ typedef struct vr_lock vr_lock;
  * create or lock) with *msg (heap) saying what, where and what to do. */
 int vr_lock_take(vr_lock **out, const char *dir, int wait, FILE *err,
                  char **msg);
+
+/* Lock dir/lock only if that can be done at once: the file exists and
+ * no other process holds it. Creates nothing and says nothing. Returns 0
+ * with *out set, or VSCHED_EERR (absent, held, or any failure: the caller
+ * falls back to vr_lock_take, which says what is wrong). */
+int vr_lock_try(vr_lock **out, const char *dir);
 
 /* Release the lock and free it. NULL is a no-op. */
 void vr_lock_release(vr_lock *l);
