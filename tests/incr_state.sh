@@ -78,6 +78,14 @@ build "$S" nowait --no-wait
 check "a second run with --no-wait exits 2" test $? -eq 2
 check "... saying which directory is in use, by whom, and what to do" \
     grep -q "^vsched-run: $S/state is in use by another vsched-run (pid $VPID) and --no-wait was given: let that run finish or run again without --no-wait$" "$S/nowait.out"
+# The state is read while the inputs are expanded; a run whose inputs are
+# wrong still says so at once, and never waits for the lock.
+build "$S" badinputs --set 'batch.inputs=no/such/*.c'
+check "while another run holds the state, wrong inputs exit 2" test $? -eq 2
+check "... naming the pattern" grep -q "no/such/\*\.c" "$S/badinputs.out"
+check "... without waiting for the lock" \
+    test "$(grep -c "waiting for" "$S/badinputs.out")" -eq 0
+check "... while the first run still holds it" kill -0 "$VPID"
 start_bg "$S" second
 second_bg=$BG
 i=0

@@ -19,7 +19,9 @@
  * the canonical [loader] root.
  *
  * Not thread-safe: the main thread opens, starts, finishes and closes; in
- * between, the parts are as thread-safe as their own headers say.
+ * between, the parts are as thread-safe as their own headers say. The
+ * early part of open (vr_incr_early_start) runs on threads of its own
+ * until open joins them.
  */
 #ifndef VSCHED_HOST_INCR_H
 #define VSCHED_HOST_INCR_H
@@ -55,11 +57,29 @@ typedef struct vr_incr {
     vr_recorder_counts recorded;
 } vr_incr;
 
-/* Open for a build of `profiles` (or, with dry, a plan). Returns 0 with
+/* The part of open that needs neither the inputs nor the profile list,
+ * started on two threads while the caller expands the inputs
+ * (vr_work_make): on one, the lock taken when it is free at once (a dry
+ * run takes none), then the state read, the cache opened and the journal
+ * settled; on the other, the executor's identity for each profile of
+ * vr_build_profiles. A lock another run holds is left to open, which
+ * waits for it and says so; so is whatever a thread that could not start
+ * would have done. Meanwhile the caller must not call the executor. Give
+ * the result to vr_incr_open (once), then drop it. */
+typedef struct vr_incr_early vr_incr_early;
+vr_incr_early *vr_incr_early_start(const vr_build *b, int dry);
+
+/* Join the early part's threads and release what open did not take
+ * (the lock among it). NULL is a no-op. */
+void vr_incr_early_drop(vr_incr_early *e);
+
+/* Open for a build of `profiles` (or, with dry, a plan), taking over what
+ * `early` (started with the same dry; may be NULL) did. Returns 0 with
  * *out set, or VSCHED_EIO / VSCHED_EERR (lock held and --no-wait) with
  * *msg (heap): the caller exits 2. */
-int vr_incr_open(vr_incr **out, const vr_build *b, char *const *profiles,
-                 size_t n_profiles, int dry, char **msg);
+int vr_incr_open(vr_incr **out, const vr_build *b, vr_incr_early *early,
+                 char *const *profiles, size_t n_profiles, int dry,
+                 char **msg);
 
 /* Hand the link plans (borrowed until close) to the bindings and start
  * the recorder. Returns 0 or VSCHED_ENOMEM. */

@@ -525,8 +525,13 @@ int vr_build_run(const vr_build *b)
         return vr_clean_run(b);
     double t0 = vr_now_s();
     char *err = NULL;
+    /* The state is read and the executor's identity asked while the
+     * inputs are expanded: a no-op is mostly these three, and none needs
+     * the others. */
+    vr_incr_early *early = vr_incr_early_start(b, b->cli->dry_run);
     vr_work work;
     if (vr_work_make(&work, b, &err) != VSCHED_OK) {
+        vr_incr_early_drop(early);
         fprintf(b->err, "vsched-run: %s\n", err);
         free(err);
         return VR_EXIT_USAGE;
@@ -536,8 +541,11 @@ int vr_build_run(const vr_build *b)
     if (check_names(b, work.profiles, work.n_base_profiles) != 0)
         goto done;
     vr_signals_phase(VR_SIG_EXIT, NULL);
-    if (vr_incr_open(&in, b, work.profiles, work.n_profiles, b->cli->dry_run,
-                     &err) != VSCHED_OK) {
+    int orc = vr_incr_open(&in, b, early, work.profiles, work.n_profiles,
+                           b->cli->dry_run, &err);
+    vr_incr_early_drop(early);
+    early = NULL;
+    if (orc != VSCHED_OK) {
         fprintf(b->err, "vsched-run: %s\n", err);
         free(err);
         goto done;
@@ -572,6 +580,7 @@ int vr_build_run(const vr_build *b)
     vr_trace_free(trace);
     vr_plan_free(&plan);
 done:
+    vr_incr_early_drop(early);
     vr_incr_close(in);
     vr_work_free(&work);
     return status;
