@@ -3,6 +3,7 @@
  */
 #include "build/work.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,8 @@
 typedef struct builder {
     vr_work *w;
     vr_strmap *input_ix; /* name -> index into w->inputs */
-    vr_strmap *row_ix;   /* "input\x1fprofile" -> index into w->rows */
+    size_t inputs_cap, rows_cap;
+    long *row_at; /* [input * n_profiles + profile]: its row, or -1 */
 } builder;
 
 static size_t input_of(builder *bd, const char *name)
@@ -26,28 +28,39 @@ static size_t input_of(builder *bd, const char *name)
     if (i >= 0)
         return (size_t)i;
     vr_work *w = bd->w;
-    w->inputs = vr_xrealloc(w->inputs, (w->n_inputs + 1) * sizeof *w->inputs);
+    size_t np = w->n_profiles;
+    if (w->n_inputs == bd->inputs_cap) {
+        bd->inputs_cap = bd->inputs_cap ? 2 * bd->inputs_cap : 64;
+        w->inputs = vr_xrealloc(w->inputs, bd->inputs_cap * sizeof *w->inputs);
+        bd->row_at =
+            vr_xrealloc(bd->row_at, bd->inputs_cap * np * sizeof *bd->row_at);
+    }
+    for (size_t p = 0; p < np; p++)
+        bd->row_at[w->n_inputs * np + p] = -1;
     w->inputs[w->n_inputs] = vr_xstrdup(name);
     vr_strmap_put(bd->input_ix, name, (long)w->n_inputs);
     return w->n_inputs++;
 }
 
+/* The row of (name, profile); `profile` is one of w->profiles. */
 static size_t row_of(builder *bd, const char *name, const char *profile)
 {
     size_t in = input_of(bd, name);
-    char num[32];
-    snprintf(num, sizeof num, "%zu", in);
-    char *k = vr_strmap_key(num, profile, NULL);
-    long r = vr_strmap_get(bd->row_ix, k);
-    if (r < 0) {
-        vr_work *w = bd->w;
-        w->rows = vr_xrealloc(w->rows, (w->n_rows + 1) * sizeof *w->rows);
+    vr_work *w = bd->w;
+    size_t p = 0;
+    while (p < w->n_profiles && w->profiles[p] != profile)
+        p++;
+    assert(p < w->n_profiles);
+    long *r = &bd->row_at[in * w->n_profiles + p];
+    if (*r < 0) {
+        if (w->n_rows == bd->rows_cap) {
+            bd->rows_cap = bd->rows_cap ? 2 * bd->rows_cap : 64;
+            w->rows = vr_xrealloc(w->rows, bd->rows_cap * sizeof *w->rows);
+        }
         w->rows[w->n_rows] = (vr_work_row){in, profile};
-        r = (long)w->n_rows++;
-        vr_strmap_put(bd->row_ix, k, r);
+        *r = (long)w->n_rows++;
     }
-    free(k);
-    return (size_t)r;
+    return (size_t)*r;
 }
 
 /* The profile named `name` in w->profiles (borrowed). */
@@ -81,11 +94,9 @@ static int expand_targets(const vr_build *b, const vr_targets *t,
         if (!sel[i])
             continue;
         if (tg->implicit) {
-            for (size_t k = 0; k < n_batch; k++) {
-                (*names)[i] =
-                    vr_xrealloc((*names)[i], ((*n)[i] + 1) * sizeof(char *));
+            (*names)[i] = vr_xcalloc(n_batch + 1, sizeof(char *));
+            for (size_t k = 0; k < n_batch; k++)
                 (*names)[i][(*n)[i]++] = vr_xstrdup(batch[k]);
-            }
             continue;
         }
         char *what = vr_strfmt("[target.%s] inputs", tg->name);
@@ -216,11 +227,11 @@ int vr_work_make(vr_work *w, const vr_build *b, char **err)
         if (rc == VSCHED_OK)
             vr_build_dedupe(batch, &n_batch);
     }
-    if (rc == VSCHED_OK && w->sweep)
-        for (size_t i = 0; i < n_batch; i++) {
-            plain = vr_xrealloc(plain, (n_plain + 1) * sizeof *plain);
+    if (rc == VSCHED_OK && w->sweep && n_batch > 0) {
+        plain = vr_xrealloc(plain, (n_plain + n_batch) * sizeof *plain);
+        for (size_t i = 0; i < n_batch; i++)
             plain[n_plain++] = vr_xstrdup(batch[i]);
-        }
+    }
     if (w->sweep)
         memset(sel, 1, t->n);
     if (rc == VSCHED_OK)
@@ -231,7 +242,7 @@ int vr_work_make(vr_work *w, const vr_build *b, char **err)
                          b->settings->path);
         rc = VSCHED_ECONFIG;
     }
-    builder bd = {w, vr_strmap_new(64), vr_strmap_new(64)};
+    builder bd = {w, vr_strmap_new(n_plain + n_batch), 0, 0, NULL};
     size_t *order = vr_targets_order(t);
     for (size_t p = 0; rc == VSCHED_OK && p < w->n_base_profiles; p++) {
         const char *prof = w->profiles[p];
@@ -241,7 +252,7 @@ int vr_work_make(vr_work *w, const vr_build *b, char **err)
     }
     free(order);
     vr_strmap_free(bd.input_ix);
-    vr_strmap_free(bd.row_ix);
+    free(bd.row_at);
     for (size_t i = 0; names != NULL && i < t->n; i++)
         vr_build_inputs_free(names[i], n[i]);
     free(names);
