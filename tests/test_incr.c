@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -660,6 +661,58 @@ static void lock_held_by_another_process_refuses_without_wait(void)
     free(dir);
 }
 
+/* The early part of a run tries the lock without waiting and without
+ * creating anything: a missing directory, or a lock another process holds,
+ * is refused (EERR) so that the run falls back to vr_lock_take and its
+ * messages; a free lock is taken, and then holds off others. */
+static void lock_try_takes_only_a_free_existing_lock(void)
+{
+    char *dir = tmpdir(), *state = path2(dir, "a/b/state");
+    vr_lock *l = NULL;
+    EXPECT_INT(vr_lock_try(&l, state), VSCHED_EERR);
+    CU_ASSERT_PTR_NULL(l);
+    struct stat sb;
+    CU_ASSERT_NOT_EQUAL(stat(state, &sb), 0); /* created nothing */
+    char *msg = NULL;
+    EXPECT_INT(vr_lock_take(&l, state, 0, stderr, &msg), VSCHED_OK);
+    vr_lock_release(l);
+    l = NULL;
+    int ready[2], go[2];
+    CU_ASSERT_EQUAL_FATAL(pipe(ready), 0);
+    CU_ASSERT_EQUAL_FATAL(pipe(go), 0);
+    pid_t child = fork();
+    if (child == 0) {
+        vr_lock *cl = NULL;
+        char c = vr_lock_try(&cl, state) == 0 ? 'y' : 'n';
+        if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+            _exit(3);
+        vr_lock_release(cl);
+        _exit(0);
+    }
+    char c = 0;
+    CU_ASSERT_EQUAL(read(ready[0], &c, 1), 1);
+    CU_ASSERT_EQUAL(c, 'y'); /* free and present: taken */
+    EXPECT_INT(vr_lock_try(&l, state), VSCHED_EERR); /* held: refused */
+    CU_ASSERT_PTR_NULL(l);
+    EXPECT_INT(vr_lock_take(&l, state, 0, stderr, &msg), VSCHED_EERR);
+    free(msg);
+    l = NULL;
+    if (write(go[1], "x", 1) != 1)
+        abort();
+    int status = 0;
+    waitpid(child, &status, 0);
+    EXPECT_INT(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0);
+    EXPECT_INT(vr_lock_try(&l, state), VSCHED_OK); /* let go: free again */
+    vr_lock_release(l);
+    for (int k = 0; k < 2; k++) {
+        close(ready[k]);
+        close(go[k]);
+    }
+    free(state);
+    rm_rf(dir);
+    free(dir);
+}
+
 /* ---- the up-to-date check ---------------------------------------------------------- */
 
 /* A load or a deps record of a name the table did not have grows it; what
@@ -762,6 +815,91 @@ static void dirty_check_gives_the_first_reason_and_reads_only_changed_files(
     free(dir);
 }
 
+/* vr_sources_first_changed answers what a vr_sources_current_id per dep
+ * would (the first that is not current, or n), once per artifact, from
+ * several threads at once. */
+typedef struct first_changed_arg {
+    vr_sources *src;
+    const vr_dep *deps;
+    size_t n, answered_n;
+} first_changed_arg;
+
+static void *first_changed_thread(void *arg)
+{
+    first_changed_arg *a = arg;
+    for (int i = 0; i < 2000; i++)
+        a->answered_n +=
+            vr_sources_first_changed(a->src, a->deps, a->n) == a->n;
+    return NULL;
+}
+
+static void first_changed_finds_the_first_dep_not_current(void)
+{
+    char *dir = tmpdir(), *a = path2(dir, "a.c"), *h = path2(dir, "h.h"),
+         *g = path2(dir, "g.h");
+    put(a, "int a;\n");
+    put(h, "int h;\n");
+    put(g, "int g;\n");
+    vr_stamp sa, sh, sg;
+    uint64_t ha, hh, hg;
+    vr_hash_file(a, &ha, &sa);
+    vr_hash_file(h, &hh, &sh);
+    vr_hash_file(g, &hg, &sg);
+    int64_t old = vr_wall_ns() + 10 * VR_RACY_NS; /* stamps trusted */
+    vr_src_row rows[3] = {{1, strdup("a.c"), ha, sa, old},
+                          {2, strdup("h.h"), hh, sh, old},
+                          {3, strdup("g.h"), hg, sg, old}};
+    vr_snapshot snap = {0};
+    snap.src = malloc(sizeof rows);
+    memcpy(snap.src, rows, sizeof rows);
+    snap.n_src = 3;
+    vr_sources *src = vr_sources_new(dir, &snap);
+    vr_dep deps[3] = {{1, ha, 1}, {2, hh, 1}, {3, hg, 1}};
+    EXPECT_INT(vr_sources_first_changed(src, deps, 0), 0);
+    /* every thread sees every dep current, and nothing is read twice */
+    pthread_t th[4];
+    first_changed_arg args[4];
+    for (int k = 0; k < 4; k++) {
+        args[k] = (first_changed_arg){src, deps, 3, 0};
+        CU_ASSERT_EQUAL_FATAL(
+            pthread_create(&th[k], NULL, first_changed_thread, &args[k]), 0);
+    }
+    for (int k = 0; k < 4; k++) {
+        pthread_join(th[k], NULL);
+        EXPECT_INT(args[k].answered_n, 2000);
+    }
+    EXPECT_INT(vr_sources_hashed(src), 0); /* stat only, once each */
+    deps[1].hash = hh + 1;                 /* built from another h.h */
+    EXPECT_INT(vr_sources_first_changed(src, deps, 3), 1);
+    deps[1].hash = hh;
+    deps[2].source = 99; /* a row the state does not have */
+    EXPECT_INT(vr_sources_first_changed(src, deps, 3), 2);
+    EXPECT_INT(vr_sources_first_changed(src, deps, 2), 2);
+    deps[2].source = 3;
+    deps[0].hash = VR_HASH_UNKNOWN; /* never hashed: never current */
+    EXPECT_INT(vr_sources_first_changed(src, deps, 3), 0);
+    deps[0].hash = ha;
+    /* a dep not checked yet that is gone: vr_sources_current_id says
+     * ENOENT, first_changed points at it */
+    vr_sources_free(src);
+    vr_src_row again[3] = {{1, strdup("a.c"), ha, sa, old},
+                           {2, strdup("h.h"), hh, sh, old},
+                           {3, strdup("g.h"), hg, sg, old}};
+    snap.src = malloc(sizeof again);
+    memcpy(snap.src, again, sizeof again);
+    snap.n_src = 3;
+    src = vr_sources_new(dir, &snap);
+    unlink(g);
+    EXPECT_INT(vr_sources_first_changed(src, deps, 3), 2);
+    uint64_t cur = 0;
+    EXPECT_INT(vr_sources_current_id(src, 3, &cur), VSCHED_ENOENT);
+    EXPECT_INT(vr_sources_first_changed(src, deps, 2), 2);
+    vr_sources_free(src);
+    free(a), free(h), free(g);
+    rm_rf(dir);
+    free(dir);
+}
+
 /* ---- the report's status words ------------------------------------------------------ */
 
 static void report_status_words_follow_how_the_run_ended(void)
@@ -798,7 +936,9 @@ int main(void)
         T_(cache_trims_least_recently_used_first),
         T_(cache_sizes_parse_with_binary_suffixes),
         T_(lock_held_by_another_process_refuses_without_wait),
+        T_(lock_try_takes_only_a_free_existing_lock),
         T_(dirty_check_gives_the_first_reason_and_reads_only_changed_files),
+        T_(first_changed_finds_the_first_dep_not_current),
         T_(loads_recorded_while_the_table_grows_are_kept),
         T_(report_status_words_follow_how_the_run_ended),
 #undef T_

@@ -60,11 +60,8 @@ void vr_dirty_artifact(vr_sources *src, const vr_art_row *row, uint64_t config,
         vr_set(v, VR_FLAGS, NULL);
         return;
     }
-    for (size_t i = 0; i < row->n_deps; i++) {
-        uint64_t h = 0;
-        int rc = vr_sources_current_id(src, row->deps[i].source, &h);
-        if (rc == VSCHED_OK && h == row->deps[i].hash && h != VR_HASH_UNKNOWN)
-            continue;
+    size_t i = vr_sources_first_changed(src, row->deps, row->n_deps);
+    if (i < row->n_deps) {
         const char *name = vr_sources_name(src, row->deps[i].source);
         if (i == 0 || (name != NULL && strcmp(name, row->source) == 0))
             vr_set(v, VR_SOURCE, NULL);

@@ -49,7 +49,10 @@ typedef struct vr_src {
 
 struct vr_sources {
     char *root;
-    /* lock: guards everything below; a leaf. */
+    /* lock: guards everything below; a leaf. Adaptive (it spins a little
+     * before it sleeps): the up-to-date check takes it for every artifact
+     * from each coordinator thread and holds it for a few lookups, shorter
+     * than a sleeping waiter takes to wake. */
     pthread_mutex_t lock;
     vr_src *v;
     size_t n, cap;
@@ -152,7 +155,11 @@ vr_sources *vr_sources_new(const char *root, vr_snapshot *snap)
 {
     vr_sources *s = vr_xcalloc(1, sizeof *s);
     s->root = root != NULL ? vr_xstrdup(root) : NULL;
-    pthread_mutex_init(&s->lock, NULL);
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
+    pthread_mutex_init(&s->lock, &a);
+    pthread_mutexattr_destroy(&a);
     s->cap = snap->n_src + 256;
     s->v = vr_xcalloc(s->cap, sizeof *s->v);
     for (size_t i = 0; i < snap->n_src; i++) {
@@ -287,6 +294,22 @@ int vr_sources_current_id(vr_sources *s, int64_t id, uint64_t *hash)
     int rc = i >= 0 ? vr_check_locked(s, (size_t)i, hash) : VSCHED_ENOENT;
     pthread_mutex_unlock(&s->lock);
     return rc;
+}
+
+/* Contract: see sources.h. */
+size_t vr_sources_first_changed(vr_sources *s, const vr_dep *deps, size_t n)
+{
+    size_t i = 0;
+    pthread_mutex_lock(&s->lock);
+    for (; i < n; i++) {
+        uint64_t h = 0;
+        long e = vr_find_id(s, deps[i].source);
+        if (e < 0 || vr_check_locked(s, (size_t)e, &h) != VSCHED_OK ||
+            h != deps[i].hash || h == VR_HASH_UNKNOWN)
+            break;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return i;
 }
 
 /* ---- what the run loaded and found ----------------------------------------------- */

@@ -61,6 +61,15 @@ int vr_sources_current(vr_sources *s, const char *name, uint64_t *hash);
 /* The same by sources row id (VSCHED_ENOENT for an unknown id). */
 int vr_sources_current_id(vr_sources *s, int64_t id, uint64_t *hash);
 
+/* The index of the first of `deps` that is not current: its current hash
+ * (by row id, as vr_sources_current_id) is not the one recorded, is
+ * VR_HASH_UNKNOWN, or cannot be had (gone, unknown id, unreadable); n when
+ * every one is current. The same answers as a call of
+ * vr_sources_current_id per dep, under one hold of the lock (released
+ * only around the I/O of a file not checked before): the up-to-date check
+ * asks this once per artifact, from several threads. */
+size_t vr_sources_first_changed(vr_sources *s, const vr_dep *deps, size_t n);
+
 /* The loader wrapper's note: the run loaded `name`, whose bytes hash to
  * `hash`; `st` (NULL when it could not be taken) is its stamp taken at
  * wall time `seen_ns`, before the bytes were read. */
