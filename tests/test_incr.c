@@ -22,6 +22,7 @@
 
 #include "cli/report.h"
 #include "common/json.h"
+#include "common/strmap.h"
 #include "config/settings.h"
 #include "cu.h"
 #include "mock_host.h"
@@ -900,6 +901,57 @@ static void first_changed_finds_the_first_dep_not_current(void)
     free(dir);
 }
 
+/* ---- the string map ------------------------------------------------------------------ */
+
+/* Every key is found across growths (slots keep their hash: a growth
+ * rehashes no string), a value is replaced in place, a key the map takes
+ * over is freed when it was there already (ASan: no leak), and composite
+ * keys are the parts joined by 0x1f. */
+static void strmap_keeps_every_key_across_growth(void)
+{
+    vr_strmap *m = vr_strmap_new(0);
+    char k[64];
+    for (long i = 0; i < 5000; i++) {
+        snprintf(k, sizeof k, "src/f%04ld.c", i);
+        if (i % 2)
+            vr_strmap_put(m, k, i);
+        else
+            vr_strmap_put_owned(m, strdup(k), i);
+    }
+    vr_strmap_put(m, "", 7);
+    long found = 0;
+    for (long i = 0; i < 5000; i++) {
+        snprintf(k, sizeof k, "src/f%04ld.c", i);
+        found += vr_strmap_get(m, k) == i;
+    }
+    EXPECT_INT(found, 5000);
+    EXPECT_INT(vr_strmap_get(m, ""), 7);
+    EXPECT_INT(vr_strmap_get(m, "src/f5000.c"), -1);
+    EXPECT_INT(vr_strmap_get(m, "src/f0001.c\x1f"), -1);
+    vr_strmap_put(m, "src/f0001.c", 42);
+    vr_strmap_put_owned(m, strdup("src/f0002.c"), 43);
+    EXPECT_INT(vr_strmap_get(m, "src/f0001.c"), 42);
+    EXPECT_INT(vr_strmap_get(m, "src/f0002.c"), 43);
+    char *two = vr_strmap_key("a.c", "release", NULL);
+    char *none = vr_strmap_key("a.c", NULL, NULL);
+    char *three = vr_strmap_key("link", "app", "debug");
+    EXPECT_STR(two, "a.c\x1frelease");
+    EXPECT_STR(none, "a.c\x1f");
+    EXPECT_STR(three, "link\x1f"
+                      "app\x1f"
+                      "debug");
+    vr_strmap_put_owned(m, two, 1);
+    vr_strmap_put_owned(m, none, 2);
+    vr_strmap_put_owned(m, three, 3);
+    EXPECT_INT(vr_strmap_get(m, "a.c\x1frelease"), 1);
+    EXPECT_INT(vr_strmap_get(m, "a.c\x1f"), 2);
+    EXPECT_INT(vr_strmap_get(m, "link\x1f"
+                                "app\x1f"
+                                "debug"),
+               3);
+    vr_strmap_free(m);
+}
+
 /* ---- the report's status words ------------------------------------------------------ */
 
 static void report_status_words_follow_how_the_run_ended(void)
@@ -940,6 +992,7 @@ int main(void)
         T_(dirty_check_gives_the_first_reason_and_reads_only_changed_files),
         T_(first_changed_finds_the_first_dep_not_current),
         T_(loads_recorded_while_the_table_grows_are_kept),
+        T_(strmap_keeps_every_key_across_growth),
         T_(report_status_words_follow_how_the_run_ended),
 #undef T_
         {NULL, NULL},

@@ -573,17 +573,16 @@ vr_bind *vr_bind_new(const vr_bind_opts *o)
     pthread_mutex_init(&b->lock, NULL);
     b->records = vr_strmap_new(o->snap->n_art);
     for (size_t i = 0; i < o->snap->n_art; i++) {
-        char *k = vr_strmap_key(o->snap->art[i].source,
-                                o->snap->art[i].profile, NULL);
-        vr_strmap_put(b->records, k, (long)i);
-        free(k);
+        vr_strmap_put_owned(b->records,
+                            vr_strmap_key(o->snap->art[i].source,
+                                          o->snap->art[i].profile, NULL),
+                            (long)i);
     }
     b->jobs = vr_strmap_new(o->snap->n_job);
     for (size_t i = 0; i < o->snap->n_job; i++) {
         const vr_job_row *j = &o->snap->job[i];
-        char *k = vr_strmap_key(j->kind, j->name, j->profile);
-        vr_strmap_put(b->jobs, k, (long)i);
-        free(k);
+        vr_strmap_put_owned(
+            b->jobs, vr_strmap_key(j->kind, j->name, j->profile), (long)i);
     }
     b->by_key = vr_strmap_new(64);
     b->lops = (vsched_loader_ops){

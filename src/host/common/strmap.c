@@ -1,6 +1,7 @@
 /*
  * strmap -- string-keyed index map; see strmap.h.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 
 typedef struct vr_slot {
     char *key; /* NULL: empty */
+    uint64_t hash;
     long value;
 } vr_slot;
 
@@ -41,10 +43,19 @@ void vr_strmap_free(vr_strmap *m)
     free(m);
 }
 
-static size_t vr_strmap_find(const vr_strmap *m, const char *key)
+static uint64_t vr_strmap_hash(const char *key)
 {
-    size_t k = (size_t)XXH3_64bits(key, strlen(key)) & (m->cap - 1);
-    while (m->slots[k].key != NULL && strcmp(m->slots[k].key, key) != 0)
+    return XXH3_64bits(key, strlen(key));
+}
+
+/* The slot of `key` (hash h), or the empty slot where it would go. Slots
+ * keep their key's hash: a probe compares strings only on equal hashes,
+ * and a growth rehashes no string. */
+static size_t vr_strmap_find(const vr_strmap *m, const char *key, uint64_t h)
+{
+    size_t k = (size_t)h & (m->cap - 1);
+    while (m->slots[k].key != NULL &&
+           (m->slots[k].hash != h || strcmp(m->slots[k].key, key) != 0))
         k = (k + 1) & (m->cap - 1);
     return k;
 }
@@ -52,7 +63,7 @@ static size_t vr_strmap_find(const vr_strmap *m, const char *key)
 /* Contract: see strmap.h. */
 long vr_strmap_get(const vr_strmap *m, const char *key)
 {
-    size_t k = vr_strmap_find(m, key);
+    size_t k = vr_strmap_find(m, key, vr_strmap_hash(key));
     return m->slots[k].key != NULL ? m->slots[k].value : -1;
 }
 
@@ -62,30 +73,65 @@ static void vr_strmap_grow(vr_strmap *m)
     size_t n = m->cap;
     m->cap *= 2;
     m->slots = vr_xcalloc(m->cap, sizeof *m->slots);
-    for (size_t i = 0; i < n; i++)
-        if (old[i].key != NULL)
-            m->slots[vr_strmap_find(m, old[i].key)] = old[i];
+    for (size_t i = 0; i < n; i++) {
+        if (old[i].key == NULL)
+            continue;
+        size_t k = (size_t)old[i].hash & (m->cap - 1);
+        while (m->slots[k].key != NULL)
+            k = (k + 1) & (m->cap - 1);
+        m->slots[k] = old[i];
+    }
     free(old);
 }
 
 /* Contract: see strmap.h. */
-void vr_strmap_put(vr_strmap *m, const char *key, long value)
+void vr_strmap_put_owned(vr_strmap *m, char *key, long value)
 {
-    size_t k = vr_strmap_find(m, key);
+    uint64_t h = vr_strmap_hash(key);
+    size_t k = vr_strmap_find(m, key, h);
     if (m->slots[k].key != NULL) {
         m->slots[k].value = value;
+        free(key);
         return;
     }
-    m->slots[k].key = vr_xstrdup(key);
-    m->slots[k].value = value;
+    m->slots[k] = (vr_slot){key, h, value};
     if (2 * ++m->n + 2 > m->cap)
         vr_strmap_grow(m);
 }
 
 /* Contract: see strmap.h. */
+void vr_strmap_put(vr_strmap *m, const char *key, long value)
+{
+    uint64_t h = vr_strmap_hash(key);
+    size_t k = vr_strmap_find(m, key, h);
+    if (m->slots[k].key != NULL) {
+        m->slots[k].value = value;
+        return;
+    }
+    m->slots[k] = (vr_slot){vr_xstrdup(key), h, value};
+    if (2 * ++m->n + 2 > m->cap)
+        vr_strmap_grow(m);
+}
+
+/* Contract: see strmap.h. Built by hand: a run makes one per artifact
+ * row, several times over, and vasprintf was a tenth of a no-op. */
 char *vr_strmap_key(const char *a, const char *b, const char *c)
 {
-    if (c != NULL)
-        return vr_strfmt("%s\x1f%s\x1f%s", a, b != NULL ? b : "", c);
-    return vr_strfmt("%s\x1f%s", a, b != NULL ? b : "");
+    if (b == NULL)
+        b = "";
+    size_t la = strlen(a), lb = strlen(b), lc = c != NULL ? strlen(c) : 0;
+    char *k = vr_xmalloc(la + lb + lc + 3);
+    char *p = k;
+    memcpy(p, a, la);
+    p += la;
+    *p++ = '\x1f';
+    memcpy(p, b, lb);
+    p += lb;
+    if (c != NULL) {
+        *p++ = '\x1f';
+        memcpy(p, c, lc);
+        p += lc;
+    }
+    *p = '\0';
+    return k;
 }
