@@ -170,12 +170,12 @@ static int vr_plan_profile(const vr_strmap *profs, const vr_strmap *bases,
 static void vr_plan_removed(vr_plan *p, vr_incr *in, char *const *profiles,
                             size_t n_profiles, size_t n_base)
 {
-    vr_strmap *here = vr_strmap_new(p->n_rows);
-    for (size_t i = 0; i < p->n_rows; i++) {
-        char *k = vr_strmap_key(p->rows[i].name, p->rows[i].profile, NULL);
-        vr_strmap_put(here, k, 1);
-        free(k);
-    }
+    /* A record is here when a row found it (vr_bind_record: the record
+     * of the row's name and profile, one per pair). */
+    unsigned char *here = vr_xcalloc(in->snap.n_art + 1, 1);
+    for (size_t i = 0; i < p->n_rows; i++)
+        if (p->rows[i].rec != NULL)
+            here[p->rows[i].rec - in->snap.art] = 1;
     vr_strmap *jobs = vr_strmap_new(p->n_links + 1);
     for (size_t i = 0; i < p->n_links; i++) {
         const vr_link *l = &p->links[i];
@@ -191,11 +191,7 @@ static void vr_plan_removed(vr_plan *p, vr_incr *in, char *const *profiles,
         vr_strmap_put(bases, profiles[i], 1);
     for (size_t i = 0; i < in->snap.n_art; i++) {
         const vr_art_row *r = &in->snap.art[i];
-        char *k = vr_strmap_key(r->source, r->profile, NULL);
-        int gone = vr_plan_profile(profs, bases, r->profile) &&
-                   vr_strmap_get(here, k) < 0;
-        free(k);
-        if (!gone)
+        if (here[i] || !vr_plan_profile(profs, bases, r->profile))
             continue;
         p->removed = vr_xgrow(p->removed, p->n_removed, sizeof *p->removed);
         p->removed[p->n_removed++] = (vr_removal){
@@ -217,7 +213,7 @@ static void vr_plan_removed(vr_plan *p, vr_incr *in, char *const *profiles,
             vr_xstrdup(j->kind), vr_xstrdup(j->name), vr_xstrdup(j->profile),
             j->out_path != NULL ? vr_xstrdup(j->out_path) : NULL, 1};
     }
-    vr_strmap_free(here);
+    free(here);
     vr_strmap_free(jobs);
     vr_strmap_free(profs);
     vr_strmap_free(bases);
