@@ -242,7 +242,7 @@ int vr_work_make(vr_work *w, const vr_build *b, char **err)
                          b->settings->path);
         rc = VSCHED_ECONFIG;
     }
-    builder bd = {w, vr_strmap_new(n_plain + n_batch), 0, 0, NULL};
+    builder bd = {w, vr_strmap_new(n_plain), 0, 0, NULL};
     size_t *order = vr_targets_order(t);
     for (size_t p = 0; rc == VSCHED_OK && p < w->n_base_profiles; p++) {
         const char *prof = w->profiles[p];
