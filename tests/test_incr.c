@@ -741,27 +741,39 @@ static void loads_recorded_while_the_table_grows_are_kept(void)
     vr_sources_free(src);
 }
 
+/* A sources table of the files `names` under dir, each written now (its
+ * name as its bytes) and recorded with its hash (hash[i]) and a stamp old
+ * enough to be trusted; row ids 1..n. */
+static vr_sources *trusted_sources(const char *dir, const char *const *names,
+                                   size_t n, uint64_t *hash)
+{
+    int64_t old = vr_wall_ns() + 10 * VR_RACY_NS;
+    vr_snapshot snap = {0};
+    snap.src = calloc(n, sizeof *snap.src);
+    for (size_t i = 0; i < n; i++) {
+        char *p = path2(dir, names[i]);
+        vr_stamp st;
+        put(p, names[i]);
+        vr_hash_file(p, &hash[i], &st);
+        snap.src[i] =
+            (vr_src_row){(int64_t)i + 1, strdup(names[i]), hash[i], st, old};
+        free(p);
+    }
+    snap.n_src = n;
+    return vr_sources_new(dir, &snap);
+}
+
 static void dirty_check_gives_the_first_reason_and_reads_only_changed_files(
     void)
 {
-    char *dir = tmpdir(), *a = path2(dir, "a.c"), *h = path2(dir, "h.h"),
-         *o = path2(dir, "a.o");
-    put(a, "int a;\n");
-    put(h, "int h;\n");
+    char *dir = tmpdir(), *o = path2(dir, "a.o");
+    static const char *const names[] = {"a.c", "h.h"};
+    uint64_t hs[2];
+    vr_sources *src = trusted_sources(dir, names, 2, hs);
+    uint64_t ha = hs[0], hh = hs[1], ho;
     put(o, "obj");
-    vr_stamp sa, sh, so;
-    uint64_t ha, hh, ho;
-    vr_hash_file(a, &ha, &sa);
-    vr_hash_file(h, &hh, &sh);
+    vr_stamp so;
     vr_hash_file(o, &ho, &so);
-    int64_t old = vr_wall_ns() + 10 * VR_RACY_NS; /* stamps trusted */
-    vr_src_row rows[2] = {{1, strdup("a.c"), ha, sa, old},
-                          {2, strdup("h.h"), hh, sh, old}};
-    vr_snapshot snap = {0};
-    snap.src = malloc(sizeof rows);
-    memcpy(snap.src, rows, sizeof rows);
-    snap.n_src = 2;
-    vr_sources *src = vr_sources_new(dir, &snap);
     vr_dep deps[2] = {{1, ha, 1}, {2, hh, 1}};
     vr_art_row r = {.source = "a.c",
                     .profile = "release",
@@ -811,7 +823,7 @@ static void dirty_check_gives_the_first_reason_and_reads_only_changed_files(
     CU_ASSERT_TRUE(v.out_restamped);
     vr_verdict_clear(&v);
     vr_sources_free(src);
-    free(a), free(h), free(o);
+    free(o);
     rm_rf(dir);
     free(dir);
 }
@@ -836,25 +848,11 @@ static void *first_changed_thread(void *arg)
 
 static void first_changed_finds_the_first_dep_not_current(void)
 {
-    char *dir = tmpdir(), *a = path2(dir, "a.c"), *h = path2(dir, "h.h"),
-         *g = path2(dir, "g.h");
-    put(a, "int a;\n");
-    put(h, "int h;\n");
-    put(g, "int g;\n");
-    vr_stamp sa, sh, sg;
-    uint64_t ha, hh, hg;
-    vr_hash_file(a, &ha, &sa);
-    vr_hash_file(h, &hh, &sh);
-    vr_hash_file(g, &hg, &sg);
-    int64_t old = vr_wall_ns() + 10 * VR_RACY_NS; /* stamps trusted */
-    vr_src_row rows[3] = {{1, strdup("a.c"), ha, sa, old},
-                          {2, strdup("h.h"), hh, sh, old},
-                          {3, strdup("g.h"), hg, sg, old}};
-    vr_snapshot snap = {0};
-    snap.src = malloc(sizeof rows);
-    memcpy(snap.src, rows, sizeof rows);
-    snap.n_src = 3;
-    vr_sources *src = vr_sources_new(dir, &snap);
+    char *dir = tmpdir(), *g = path2(dir, "g.h");
+    static const char *const names[] = {"a.c", "h.h", "g.h"};
+    uint64_t hs[3];
+    vr_sources *src = trusted_sources(dir, names, 3, hs);
+    uint64_t ha = hs[0], hh = hs[1], hg = hs[2];
     vr_dep deps[3] = {{1, ha, 1}, {2, hh, 1}, {3, hg, 1}};
     EXPECT_INT(vr_sources_first_changed(src, deps, 0), 0);
     /* every thread sees every dep current, and nothing is read twice */
@@ -883,20 +881,14 @@ static void first_changed_finds_the_first_dep_not_current(void)
     /* a dep not checked yet that is gone: vr_sources_current_id says
      * ENOENT, first_changed points at it */
     vr_sources_free(src);
-    vr_src_row again[3] = {{1, strdup("a.c"), ha, sa, old},
-                           {2, strdup("h.h"), hh, sh, old},
-                           {3, strdup("g.h"), hg, sg, old}};
-    snap.src = malloc(sizeof again);
-    memcpy(snap.src, again, sizeof again);
-    snap.n_src = 3;
-    src = vr_sources_new(dir, &snap);
+    src = trusted_sources(dir, names, 3, hs);
     unlink(g);
     EXPECT_INT(vr_sources_first_changed(src, deps, 3), 2);
     uint64_t cur = 0;
     EXPECT_INT(vr_sources_current_id(src, 3, &cur), VSCHED_ENOENT);
     EXPECT_INT(vr_sources_first_changed(src, deps, 2), 2);
     vr_sources_free(src);
-    free(a), free(h), free(g);
+    free(g);
     rm_rf(dir);
     free(dir);
 }
