@@ -54,6 +54,14 @@ rm -f "$O/a.c.o"
 killed_after_publish "$O/a.c.o" "$O/n.c.o"
 cc -c -o "$S/a-v2.o" "$S/src/a.c"
 check "the killed run published a.c's new object" cmp -s "$S/a-v2.o" "$O/a.c.o"
+# A run whose inputs are wrong exits 2 and removes nothing: the state is
+# read while the inputs are expanded, the journal settled once they are
+# found valid.
+vsched_run --config "$S/p.ini" --set 'batch.inputs=no/such/*.c' >"$S/o2" 2>&1
+check "wrong inputs after the kill: exit 2" test $? -eq 2
+check "... and the unrecorded outputs stay for a valid run to settle" \
+    test -e "$O/n.c.o" -a -s "$S/state/published"
+check "... saying nothing of them" test "$(grep -c removed "$S/o2")" -eq 0
 # a.c back to what the record says, n.c gone: the stale v2 object must
 # not pass for v1's, and n.c.o must not stay behind.
 printf '%s\n' "$V1" >"$S/src/a.c"

@@ -32,7 +32,8 @@ static vr_incr *vr_incr_new(const vr_build *b, int dry)
 }
 
 /* What open does once the lock is held (or, dry, without one): the state
- * read, the cache opened, the journal settled and opened. */
+ * read and the cache opened. (The journal is settled by open itself, after
+ * the inputs were found valid: settling removes files.) */
 static int vr_incr_open_state(vr_incr *in, char **msg)
 {
     const vr_build *b = in->b;
@@ -43,12 +44,6 @@ static int vr_incr_open_state(vr_incr *in, char **msg)
     if (rc == VSCHED_OK && in->cache_dir != NULL && !dry)
         rc = vr_cache_open(&in->cache, in->cache_dir,
                            b->settings->cache_max_bytes, b->err, msg);
-    if (rc == VSCHED_OK && !dry) {
-        /* what a run killed between publishing and recording left */
-        vr_journal_settle(in->state_dir, &in->snap, 0, b->out,
-                          b->cli->verbosity < 0);
-        rc = vr_journal_open(&in->journal, in->state_dir, msg);
-    }
     return rc;
 }
 
@@ -60,8 +55,7 @@ static int vr_incr_open_state(vr_incr *in, char **msg)
  * thread owns tool[] and failed[]. Neither calls anything the main thread
  * calls meanwhile (vr_work_make expands the inputs: the glob, the loader
  * root, the configuration, all read-only): the executor's identity is
- * called by the tool thread alone, and only SQLite and the journal by the
- * state thread. */
+ * called by the tool thread alone, and only SQLite by the state thread. */
 struct vr_incr_early {
     const vr_build *b;
     int dry;
@@ -180,6 +174,12 @@ int vr_incr_open(vr_incr **out, const vr_build *b, vr_incr_early *early,
                               b->err, msg);
         if (rc == VSCHED_OK)
             rc = vr_incr_open_state(in, msg);
+    }
+    if (rc == VSCHED_OK && !dry) {
+        /* what a run killed between publishing and recording left */
+        vr_journal_settle(in->state_dir, &in->snap, 0, b->out,
+                          b->cli->verbosity < 0);
+        rc = vr_journal_open(&in->journal, in->state_dir, msg);
     }
     if (rc != VSCHED_OK) {
         vr_incr_close(in);

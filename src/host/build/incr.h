@@ -60,9 +60,10 @@ typedef struct vr_incr {
 /* The part of open that needs neither the inputs nor the profile list,
  * started on two threads while the caller expands the inputs
  * (vr_work_make): on one, the lock taken when it is free at once (a dry
- * run takes none), then the state read, the cache opened and the journal
- * settled; on the other, the executor's identity for each profile of
- * vr_build_profiles. A lock another run holds is left to open, which
+ * run takes none), then the state read and the cache opened; on the
+ * other, the executor's identity for each profile of vr_build_profiles.
+ * The journal is settled by open (it removes files: not for a run whose
+ * inputs turn out wrong). A lock another run holds is left to open, which
  * waits for it and says so; so is whatever a thread that could not start
  * would have done. Meanwhile the caller must not call the executor. Give
  * the result to vr_incr_open (once), then drop it. */
