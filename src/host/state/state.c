@@ -170,9 +170,6 @@ static int vr_state_try(vr_state *st, vr_snapshot *snap, char **why)
         sqlite3_exec(st->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
         sqlite3_exec(st->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL);
     }
-    /* Every run reads the whole database once: through a mapping, not a
-     * pread and a copy per page. */
-    sqlite3_exec(st->db, "PRAGMA mmap_size = 268435456", NULL, NULL, NULL);
     for (int i = 0; !ro && i < Q_N; i++) {
         rc = sqlite3_prepare_v3(st->db, vr_queries[i], -1,
                                 SQLITE_PREPARE_PERSISTENT, &st->q[i], NULL);
