@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <vsched/vsched.h>
 
@@ -367,6 +368,61 @@ static void where_cycles_are_errors_the_cycle_fails(void)
     sw_stop(&w);
 }
 
+/* ---- a cycle closed while its dependents are re-gated -------------------------
+ * f <-> g, and q waits on f. g is edited to block on q as well while f's
+ * Analysis runs: the unit dissolves, f's Analysis is replaced, and its
+ * dependents are re-gated on the replacement in one operation, closing
+ * the cycle f -> g -> q -> f. The edit settles, and the three build as
+ * one unit. (supersede.c's regate makes the re-gated Analyses ready only
+ * after every link: a unit released between two links was dissolved by
+ * the second, and rebuilt and dissolved for ever under the lock. That
+ * livelock was caught by test_churn's blocker cycles, seed 207, under
+ * load; this scenario settles with or without the fix.) */
+static const memfs_file loop3[] = {
+    {"f.h", "blocker g.h\n"},
+    {"g.h", "blocker f.h\n"},
+    {"q.h", "blocker f.h\n"},
+    {NULL, NULL},
+};
+
+static void a_cycle_closed_while_its_dependents_are_regated_settles(void)
+{
+    sw_world w;
+    sw_options o = {.files = loop3, .cpu_threads = 2};
+    sw_start(&w, &o);
+    sw_arm("A:f.h");
+    vsched_handle *hq = sw_submit(w.s, "q.h", VSCHED_STAGE_ANALYSIS, 0);
+    sw_wait_entered("A:f.h");
+    sw_waiter up;
+    sw_waiter_start(&up, sw_upsert(w.s, "g.h", "blocker f.h\nblocker q.h\n"));
+    if (!sw_waiter_done(&up, 20000)) {
+        /* The scheduler spins under its lock: nothing can be torn down. */
+        printf("\n    the edit never settled (units formed and dissolved "
+               "for ever)\n");
+        fflush(stdout);
+        _exit(1);
+    }
+    CU_ASSERT_EQUAL(up.status, 0);
+    sw_waiter_finish(&up);
+    sw_open("A:f.h");
+    const vsched_result *r = NULL;
+    CU_ASSERT_EQUAL(vsched_wait(hq, &r), 0);
+    vsched_handle_release(hq);
+    seen f = ask(w.s, "f.h", VSCHED_STAGE_ANALYSIS);
+    seen g = ask(w.s, "g.h", VSCHED_STAGE_ANALYSIS);
+    seen q = ask(w.s, "q.h", VSCHED_STAGE_ANALYSIS);
+    CU_ASSERT_EQUAL(f.status, 0);
+    CU_ASSERT_NOT_EQUAL(f.unit, 0);
+    CU_ASSERT_EQUAL(f.unit, g.unit); /* one unit of three */
+    CU_ASSERT_EQUAL(f.unit, q.unit);
+    vsched_stats st;
+    vsched_get_stats(w.s, &st);
+    CU_ASSERT(st.cycle_units <= 4);
+    CU_ASSERT_EQUAL(st.waiters, 0);
+    CU_ASSERT_EQUAL(st.edges, 0);
+    sw_stop(&w);
+}
+
 static const vr_cu_test tests[] = {
     {"two_headers_that_include_each_other_build",
      two_headers_that_include_each_other_build},
@@ -384,6 +440,8 @@ static const vr_cu_test tests[] = {
      an_edit_that_breaks_the_cycle_leaves_plain_analyses},
     {"cycles_joined_by_edits_merge_into_one_unit",
      cycles_joined_by_edits_merge_into_one_unit},
+    {"a_cycle_closed_while_its_dependents_are_regated_settles",
+     a_cycle_closed_while_its_dependents_are_regated_settles},
     {"where_cycles_are_errors_the_cycle_fails",
      where_cycles_are_errors_the_cycle_fails},
     {NULL, NULL},

@@ -165,11 +165,24 @@ static vsched_gate retarget_job_dep(vsched *s, vsched__node *d,
 
 /* Re-gate each swept dependent on the live object of `name`, at the stage
  * it waited on: Analysis for another file's Analysis, Artifact(profile)
- * for a job -- with the job's gate. */
+ * for a job -- with the job's gate.
+ *
+ * The Analyses are made ready only once every one is linked, as gate_all
+ * does (admit.c): linking one may close a cycle through the live Analysis
+ * and later dependents, forming a unit; made ready at once, the unit was
+ * released, and linking the next member found it released "on inputs
+ * that changed" and dissolved it -- whose replacement re-gated the same
+ * dependents, formed the unit again and dissolved it again, for ever,
+ * under the lock (test_churn's blocker cycles, seed 207, one run in a
+ * few under load). */
 static void regate(vsched *s, vsched__file *f, sweep *w, vsched__pass *p)
 {
     /* Only when something waits: a removal creates no successor then. */
     vsched__file *live = w->regate.n > 0 ? vsched__live(s, f) : NULL;
+    unsigned char *linked =
+        w->regate.n > 0 ? calloc(w->regate.n, sizeof *linked) : NULL;
+    if (w->regate.n > 0 && linked == NULL)
+        abort(); /* cannot gate on nothing; exhaustion is fatal here */
     for (uint32_t i = 0; i < w->regate.n; i++) {
         vsched__node *d = w->regate.v[i];
         vsched__node *old = w->from.v[i];
@@ -187,9 +200,12 @@ static void regate(vsched *s, vsched__file *f, sweep *w, vsched__pass *p)
         }
         vsched__node *up =
             vsched__ensure_blocker_analysis(s, live, d->priority, p);
-        if (vsched__link_blocker(s, up, d, p) == 0)
-            vsched__make_ready_if_free(s, d);
+        linked[i] = vsched__link_blocker(s, up, d, p) == 0;
     }
+    for (uint32_t i = 0; i < w->regate.n; i++)
+        if (linked[i])
+            vsched__make_ready_if_free(s, w->regate.v[i]);
+    free(linked);
     sweep_free(s, w);
 }
 
