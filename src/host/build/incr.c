@@ -61,7 +61,7 @@ struct vr_incr_early {
     int dry;
     pthread_t state_thread, tool_thread;
     int state_started, tool_started, joined;
-    vr_incr *in;     /* lock, state, cache, journal: when state_rc is set */
+    vr_incr *in;     /* lock, state, cache: when state_taken */
     int state_taken; /* the state thread took the lock (or, dry, read) */
     int state_rc;
     char *state_msg;

@@ -84,33 +84,33 @@ static void vr_strmap_grow(vr_strmap *m)
     free(old);
 }
 
-/* Contract: see strmap.h. */
-void vr_strmap_put_owned(vr_strmap *m, char *key, long value)
+/* Set `key` (hashed h) to `value`; a new key is stored as `own` (the
+ * key itself, or its copy when own is NULL). Returns whether it was new. */
+static int vr_strmap_set(vr_strmap *m, const char *key, uint64_t h, char *own,
+                         long value)
 {
-    uint64_t h = vr_strmap_hash(key);
     size_t k = vr_strmap_find(m, key, h);
     if (m->slots[k].key != NULL) {
         m->slots[k].value = value;
-        free(key);
-        return;
+        return 0;
     }
-    m->slots[k] = (vr_slot){key, h, value};
+    m->slots[k] = (vr_slot){own != NULL ? own : vr_xstrdup(key), h, value};
     if (2 * ++m->n + 2 > m->cap)
         vr_strmap_grow(m);
+    return 1;
+}
+
+/* Contract: see strmap.h. */
+void vr_strmap_put_owned(vr_strmap *m, char *key, long value)
+{
+    if (!vr_strmap_set(m, key, vr_strmap_hash(key), key, value))
+        free(key);
 }
 
 /* Contract: see strmap.h. */
 void vr_strmap_put(vr_strmap *m, const char *key, long value)
 {
-    uint64_t h = vr_strmap_hash(key);
-    size_t k = vr_strmap_find(m, key, h);
-    if (m->slots[k].key != NULL) {
-        m->slots[k].value = value;
-        return;
-    }
-    m->slots[k] = (vr_slot){vr_xstrdup(key), h, value};
-    if (2 * ++m->n + 2 > m->cap)
-        vr_strmap_grow(m);
+    vr_strmap_set(m, key, vr_strmap_hash(key), NULL, value);
 }
 
 /* Contract: see strmap.h. Built by hand: a run makes one per artifact
