@@ -87,13 +87,21 @@ check "--deps is one coordinator batch" \
 check "--deps builds nothing" test ! -d "$out/release"
 vsched_run --config "$ini" --deps src/main.c src/nope.c include/greet.h \
     >"$SCRATCH/deps2.out" 2>&1
-check "--deps with a missing file exits 1" test $? -eq 1
+check "--deps with a missing file exits 2, before any work" test $? -eq 2
+check "... naming it" grep -q "^vsched-run: 'src/nope.c' is no target and no file under " \
+    "$SCRATCH/deps2.out"
+# A FIFO exists but is no source: the loader refuses it, one file fails.
+mkfifo "$SCRATCH/examples/hello/src/pipe.c"
+vsched_run --config "$ini" --deps src/main.c src/pipe.c include/greet.h \
+    >"$SCRATCH/deps3.out" 2>&1
+check "--deps with a file that cannot be loaded exits 1" test $? -eq 1
+rm -f "$SCRATCH/examples/hello/src/pipe.c"
 printf '%s\n' "src/main.c: include/greet.h" \
     "include/greet.h: include/util/fmt.h" >"$SCRATCH/deps2.want"
 check "--deps FILES keep their order around a failure" \
-    sh -c "sed -n '1p;3p' '$SCRATCH/deps2.out' | cmp -s - '$SCRATCH/deps2.want'"
+    sh -c "sed -n '1p;3p' '$SCRATCH/deps3.out' | cmp -s - '$SCRATCH/deps2.want'"
 check "--deps names the failed file" \
-    sh -c "sed -n 2p '$SCRATCH/deps2.out' | grep -q '^src/nope.c: error: '"
+    sh -c "sed -n 2p '$SCRATCH/deps3.out' | grep -q '^src/pipe.c: error: '"
 vsched_run --config "$ini" --deps \
     --set vsched.coordinator_threads=1 >"$SCRATCH/deps1.out" 2>&1
 check "--deps on a 1-thread coordinator prints the same" \

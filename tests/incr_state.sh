@@ -85,6 +85,15 @@ check "while another run holds the state, wrong inputs exit 2" test $? -eq 2
 check "... naming the pattern" grep -q "no/such/\*\.c" "$S/badinputs.out"
 check "... without waiting for the lock" \
     test "$(grep -c "waiting for" "$S/badinputs.out")" -eq 0
+# So does a wrong FILE operand (operands.h): each is checked before the
+# state is waited for.
+for op in no/such.c ../x.c include ''; do
+    build "$S" badop --no-wait "$op"
+    rc=$?
+    check "while another run holds the state, operand '$op' exits 2" test $rc -eq 2
+    check "... saying what is wrong with it, not that the state is in use" \
+        grep -Eq "^vsched-run: ('no/such.c' is no target|'\.\./x\.c' is outside|'include' is a directory|an empty FILE operand)" "$S/badop.out"
+done
 check "... while the first run still holds it" kill -0 "$VPID"
 start_bg "$S" second
 second_bg=$BG

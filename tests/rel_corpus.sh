@@ -194,8 +194,13 @@ t "an executor failing one file" 1 "c\.c.*failing as asked" "echo 'rogue: fail a
 t "an executor naming a temporary it never wrote" 1 "c\.c.*never-written" "echo 'rogue: missing-tmp' >src/c.c" "$K"
 
 # ---- inputs ---------------------------------------------------------------------------------
-t "a named input that does not exist" 1 "nosuch\.c" "$K" "$K" --config b.ini nosuch.c
-t "a named input outside the root" 1 "\.\./\.\./x\.c.*(outside|escape)" "$K" "$K" --config b.ini ../../x.c
+# A FILE operand is checked before anything runs, as make checks its
+# goals: what is wrong with it is a usage error (exit 2), said at once.
+t "a named input that does not exist" 2 "'nosuch\.c' is no target and no file under .*/src" "$K" "$K" --config b.ini nosuch.c
+t "a named input outside the root" 2 "'\.\./\.\./x\.c' is outside the loader root .*/src" "$K" "$K" --config b.ini ../../x.c
+t "a named absolute input outside the root" 2 "'/etc/hostname' is outside the loader root" "$K" "$K" --config b.ini /etc/hostname
+t "a named directory" 2 "'sub' is a directory under .*/src, not a source" "$K" "$K" --config b.ini sub
+t "an empty named input" 2 "an empty FILE operand names nothing" "$K" "$K" --config b.ini ''
 t "a symlink loop" 1 "loop\.c.*(symbolic links|loop)" "ln -s loop.c src/loop.c" "$K"
 t "a directory named like a source is no input" 0 "built, 0 failed" "mkdir src/d.c" "$K"
 t "names with spaces and shell metacharacters build" 0 "built, 0 failed" \

@@ -219,25 +219,66 @@ static void vr_plan_removed(vr_plan *p, vr_incr *in, char *const *profiles,
     vr_strmap_free(bases);
 }
 
+/* A job's objects through row_map (work row -> plan row), each once, in
+ * their first order: the job then owns its row list. */
+static void merge_rows(vr_link *l, const size_t *row_map, size_t n_rows)
+{
+    unsigned char *here = vr_xcalloc(n_rows + 1, 1);
+    l->own_rows = vr_xcalloc(l->n_rows + 1, sizeof *l->own_rows);
+    size_t n = 0;
+    for (size_t k = 0; k < l->n_rows; k++) {
+        size_t r = row_map[l->rows[k]];
+        if (!here[r]) {
+            here[r] = 1;
+            l->own_rows[n++] = r;
+        }
+    }
+    free(here);
+    l->rows = l->own_rows;
+    l->n_rows = n;
+}
+
 /* Contract: see plan.h. */
 void vr_plan_make(vr_plan *p, vr_incr *in, const vr_work *w)
 {
     memset(p, 0, sizeof *p);
     p->n_inputs = w->n_inputs;
     p->n_profiles = w->n_profiles;
-    p->n_rows = w->n_rows;
-    p->rows = vr_xcalloc(p->n_rows + 1, sizeof *p->rows);
+    p->rows = vr_xcalloc(w->n_rows + 1, sizeof *p->rows);
     char **canon = vr_xcalloc(w->n_inputs + 1, sizeof *canon);
-    for (size_t i = 0; i < w->n_inputs; i++)
+    int renamed = 0;
+    for (size_t i = 0; i < w->n_inputs; i++) {
         canon[i] = vr_canonical(in, w->inputs[i], w->profiles, w->n_profiles);
+        renamed |= strcmp(canon[i], w->inputs[i]) != 0;
+    }
+    /* Inputs named two ways (`./a.c` and `a.c` in [batch] inputs, a
+     * symbolic link and its target) have one canonical name: one object,
+     * the first row standing for the others (row_map). Work's inputs are
+     * distinct as named, so only a renamed input can meet another. */
+    size_t *row_map =
+        renamed ? vr_xcalloc(w->n_rows + 1, sizeof *row_map) : NULL;
+    vr_strmap *seen = renamed ? vr_strmap_new(w->n_rows) : NULL;
     for (size_t i = 0; i < w->n_rows; i++) {
-        vr_row *r = &p->rows[i];
+        const char *name = canon[w->rows[i].input];
+        if (seen != NULL) {
+            char *key = vr_strmap_key(name, w->rows[i].profile, NULL);
+            long at = vr_strmap_get(seen, key);
+            if (at >= 0) {
+                row_map[i] = (size_t)at;
+                free(key);
+                continue;
+            }
+            row_map[i] = p->n_rows;
+            vr_strmap_put_owned(seen, key, (long)p->n_rows);
+        }
+        vr_row *r = &p->rows[p->n_rows++];
         r->input = w->inputs[w->rows[i].input];
-        r->name = vr_xstrdup(canon[w->rows[i].input]);
+        r->name = vr_xstrdup(name);
         r->profile = w->rows[i].profile;
         r->rec = vr_bind_record(in->bind, r->name, r->profile);
         r->req = -1;
     }
+    vr_strmap_free(seen);
     vr_plan_check(p, in);
     for (size_t i = 0; i < p->n_rows; i++) {
         vr_row *r = &p->rows[i];
@@ -260,6 +301,8 @@ void vr_plan_make(vr_plan *p, vr_incr *in, const vr_work *w)
         l->obj_profile = j->obj_profile;
         l->rows = j->rows;
         l->n_rows = j->n_rows;
+        if (row_map != NULL)
+            merge_rows(l, row_map, p->n_rows);
         l->libs = j->libs;
         l->n_libs = j->n_libs;
         l->salt = j->salt;
@@ -268,6 +311,7 @@ void vr_plan_make(vr_plan *p, vr_incr *in, const vr_work *w)
             l->kind,     l->name,      l->profile,   l->obj_profile, l->inputs,
             l->n_inputs, l->lib_kinds, l->lib_names, l->n_libs,      l->salt};
     }
+    free(row_map);
     if (w->sweep)
         vr_plan_removed(p, in, w->profiles, w->n_profiles, w->n_base_profiles);
 }
@@ -336,6 +380,7 @@ void vr_plan_free(vr_plan *p)
         vr_verdict_clear(&p->rows[i].v);
     }
     for (size_t i = 0; i < p->n_links; i++) {
+        free(p->links[i].own_rows);
         free(p->links[i].inputs);
         free(p->links[i].given);
         free(p->links[i].lib_kinds);

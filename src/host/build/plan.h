@@ -47,8 +47,10 @@ typedef struct vr_link {
     const char *kind; /* "link", "static", "shared" */
     const char *name, *profile;
     const char *obj_profile; /* the profile of its objects */
-    const size_t *rows;      /* its objects (borrowed from the work) */
+    const size_t *rows;      /* its objects: indices into vr_plan.rows
+                                (borrowed from the work, or own_rows) */
     size_t n_rows;
+    size_t *own_rows;   /* heap, when inputs named two ways were merged */
     const size_t *libs; /* the links it links with: earlier links */
     size_t n_libs;
     const char **lib_kinds, **lib_names; /* theirs, for bind.h */

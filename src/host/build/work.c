@@ -7,13 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <vsched/plugin.h>
 
 #include "common/strmap.h"
 #include "common/util.h"
-#include "config/schema.h"
 
 typedef struct builder {
     vr_work *w;
@@ -156,31 +154,6 @@ static void add_jobs(builder *bd, const vr_targets *t, const size_t *order,
     free(job_of);
 }
 
-/* An operand that is neither a target nor a file under the root, but
- * close to a target's name: a typo, said before anything runs. */
-static int check_operand(const vr_build *b, const vr_targets *t,
-                         const char *op, char **err)
-{
-    const char *root = b->settings->loader_root;
-    if (root == NULL)
-        return VSCHED_OK;
-    char *path = vr_path_join(root, op);
-    struct stat st;
-    int exists = stat(path, &st) == 0;
-    free(path);
-    for (size_t i = 0; !exists && i < t->n; i++) {
-        size_t d = vr_schema_distance(op, t->v[i].name);
-        if (d <= 2 && d < strlen(op)) {
-            *err = vr_strfmt("'%s' is no target and no file under %s; did "
-                             "you mean target '%s'? (--list-targets lists "
-                             "them)",
-                             op, root, t->v[i].name);
-            return VSCHED_ECONFIG;
-        }
-    }
-    return VSCHED_OK;
-}
-
 /* Contract: see work.h. */
 int vr_work_make(vr_work *w, const vr_build *b, char **err)
 {
@@ -202,12 +175,8 @@ int vr_work_make(vr_work *w, const vr_build *b, char **err)
         if (k >= 0) {
             mark(t, (size_t)k, sel);
             targets = 1;
-        } else if (check_operand(b, t, b->cli->files[i], err) != VSCHED_OK) {
-            free(sel);
-            vr_work_free(w);
-            return VSCHED_ECONFIG;
         } else {
-            files = 1;
+            files = 1; /* checked and canonical already (operands.h) */
         }
     }
     w->sweep = !files && !targets;

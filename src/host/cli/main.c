@@ -18,6 +18,7 @@
 #include "build/coord.h"
 #include "build/deps.h"
 #include "build/isolate.h"
+#include "build/operands.h"
 #include "build/work.h"
 #include "cli/cli.h"
 #include "cli/compdb.h"
@@ -146,8 +147,20 @@ static int run_batch(const vr_cli *cli, const vr_settings *set,
     };
     if (l->iso != NULL)
         b.stages = vr_isolate_binding(l->iso);
+    /* FILES are checked and made canonical once, here; everything after
+     * sees only canonical names (operands.h). */
+    vr_cli resolved = *cli;
+    char **files = NULL, *err = NULL;
+    if (vr_operands_resolve(&b, &files, &err) != VSCHED_OK) {
+        fprintf(stderr, "vsched-run: %s\n", err);
+        free(err);
+        return VR_EXIT_USAGE;
+    }
+    resolved.files = files;
+    b.cli = &resolved;
     if (vr_coord_create(&b.coord, set->coordinator_threads) != VSCHED_OK) {
         fprintf(stderr, "vsched-run: cannot start coordinator threads\n");
+        vr_build_inputs_free(files, cli->n_files);
         return VR_EXIT_USAGE;
     }
     int status = cli->deps     ? vr_deps_run(&b)
@@ -156,6 +169,7 @@ static int run_batch(const vr_cli *cli, const vr_settings *set,
                  : cli->watch  ? vr_watch_run(&b)
                                : vr_build_run(&b);
     vr_coord_destroy(b.coord);
+    vr_build_inputs_free(files, cli->n_files);
     return status;
 }
 

@@ -1,0 +1,46 @@
+#!/bin/sh
+# One source, one object, however it is spelt. A name from the command
+# line or from [batch] inputs is taken to the loader's canonical name
+# before anything is built: `./a.c`, `.//a.c`, `sub/../a.c`, the absolute
+# path and a symbolic link to a.c are all a.c, built once, counted once,
+# linked once (ld refuses an object given twice: "multiple definition").
+. "${top_srcdir:-.}/tests/lib.sh"
+scratch
+S=$SCRATCH
+mkdir -p "$S/src/sub"
+printf 'int a(void) { return 1; }\n' >"$S/src/a.c"
+printf 'int b(void) { return 2; }\n' >"$S/src/b.c"
+printf 'int a(void);\nint b(void);\nint main(void) { return a() + b() == 3 ? 0 : 1; }\n' \
+    >"$S/src/main.c"
+O="$S/out/release"
+
+# built OUT: the "N built" count of a run's summary line.
+built() { sed -n 's/^vsched-run: \([0-9]*\) built, .*/\1/p' "$1"; }
+
+cc_ini "$S/p.ini"
+vsched_run --config "$S/p.ini" ./a.c a.c .//a.c sub/../a.c "$S/src/a.c" \
+    >"$S/o1" 2>&1
+check "five spellings of a.c build (exit 0)" test $? -eq 0
+check "... one object, built once" test "$(built "$S/o1")" = 1
+check "... named a.c" test -f "$O/a.c.o" -a "$(find "$O" -name '*.o' | wc -l)" -eq 1
+vsched_run --config "$S/p.ini" ./a.c "$S/src/a.c" >"$S/o2" 2>&1
+check "a second run of other spellings has nothing to do" \
+    grep -q "^vsched-run: nothing to do" "$S/o2"
+
+# The same in [batch] inputs, with a link: the object is linked once.
+cc_ini "$S/l.ini" "./main.c ./a.c *.c"
+printf 'link = prog\n' >>"$S/l.ini"
+vsched_run --config "$S/l.ini" >"$S/o3" 2>&1
+check "inputs naming a.c and main.c twice link (exit 0)" test $? -eq 0
+check "... b.c and main.c built (a.c is current)" test "$(built "$S/o3")" = 2
+check "... the program runs" "$O/prog"
+
+# A symbolic link is its target: a glob finding both builds one.
+ln -s a.c "$S/src/alias.c"
+rm -rf "$S/out" "$S/state"
+vsched_run --config "$S/l.ini" >"$S/o4" 2>&1
+check "a link to a.c among the inputs links (exit 0)" test $? -eq 0
+check "... three objects built" test "$(built "$S/o4")" = 3
+check "... no object for the link's name" test ! -e "$O/alias.c.o"
+check "... the program runs" "$O/prog"
+finish
