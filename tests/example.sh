@@ -42,6 +42,9 @@ vsched_run --config "$ini" --profile debug -q >"$SCRATCH/q.out" 2>&1
 check "--profile debug builds into out_dir/debug" \
     test "$(ls "$out"/debug/src/*.o | wc -l)" -eq "$nsrc"
 check "-q prints nothing on success" test ! -s "$SCRATCH/q.out"
+"$top_builddir/vsched-run" --help >"$SCRATCH/help.out"
+check "--help says -q prints a good run's nothing" \
+    sh -c "sed -n '/-q, --quiet/,/--color/p' '$SCRATCH/help.out' | tr -s ' \n' ' ' | grep -q 'a good run prints nothing'"
 
 vsched_run --config "$ini" -n --set "vsched.state_dir=$SCRATCH/fresh" \
     >"$SCRATCH/n.out" 2>&1
