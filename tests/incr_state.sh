@@ -46,6 +46,14 @@ size=$(wc -c <"$db")
 check "the state holds several pages (${size} bytes)" test "$size" -gt 8192
 head -c $((size / 2)) "$db" >"$S/half" && mv "$S/half" "$db"
 bad_state truncated "malformed"
+# Whole pages of garbage inside a database of the right size: found while
+# the rows are read, whose rollback must not hide SQLite's reason.
+size=$(wc -c <"$db")
+yes 'garbage page ' | head -c 8192 | dd of="$db" bs=4096 seek=1 conv=notrunc 2>/dev/null
+check "the garbage pages left the size alone" test "$(wc -c <"$db")" -eq "$size"
+bad_state garbage_pages "malformed"
+check "... never saying that was not an error" \
+    test "$(grep -c 'not an error' "$S/garbage_pages.out")" -eq 0
 printf 'not a database at all, just some text that is long enough to read\n' >"$db"
 bad_state garbage "not a database"
 rm -f "$db" "$db-wal" "$db-shm"

@@ -178,9 +178,8 @@ static int vr_state_try(vr_state *st, vr_snapshot *snap, char **why)
             return VR_OPEN_BAD;
         }
     }
-    rc = vr__state_load(st, snap);
+    rc = vr__state_load(st, snap, why);
     if (rc != SQLITE_OK) {
-        *why = vr_strfmt("%s", sqlite3_errmsg(st->db));
         return (rc & 0xff) == SQLITE_ERROR || vr_is_corruption(rc)
                    ? VR_OPEN_BAD
                    : VR_OPEN_FAILED;

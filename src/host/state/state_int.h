@@ -43,9 +43,11 @@ struct vr_state {
 int vr__state_fail(vr_state *st, const char *what);
 /* 1 when writes may go on: a database, not broken, not read-only. */
 int vr__state_usable(const vr_state *st);
-/* Read every table in one read transaction into *snap; a SQLite status
- * (on failure *snap is empty). */
-int vr__state_load(vr_state *st, vr_snapshot *snap);
+/* Read every table in one read transaction into *snap; a SQLite status.
+ * On failure *snap is empty and *why (heap) is SQLite's message for the
+ * failure, taken before the rollback (which resets it to "not an
+ * error"). */
+int vr__state_load(vr_state *st, vr_snapshot *snap, char **why);
 
 /* SQLite keeps 64-bit integers signed; hashes and inodes are unsigned. */
 static inline int64_t vr__u2i(uint64_t v)

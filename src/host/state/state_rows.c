@@ -167,7 +167,7 @@ void vr_snapshot_free(vr_snapshot *snap)
 }
 
 /* Contract: see state_int.h. */
-int vr__state_load(vr_state *st, vr_snapshot *snap)
+int vr__state_load(vr_state *st, vr_snapshot *snap, char **why)
 {
     memset(snap, 0, sizeof *snap);
     int rc = sqlite3_exec(st->db, "BEGIN", NULL, NULL, NULL);
@@ -180,10 +180,14 @@ int vr__state_load(vr_state *st, vr_snapshot *snap)
         rc = vr_each(st->db, "SELECT * FROM artifacts", vr_row_artifact, snap);
     if (rc == SQLITE_OK)
         rc = vr_each(st->db, "SELECT * FROM jobs", vr_row_job, snap);
+    if (rc != SQLITE_OK)
+        *why = vr_strfmt("%s", sqlite3_errmsg(st->db));
     int end = sqlite3_exec(st->db, rc == SQLITE_OK ? "COMMIT" : "ROLLBACK",
                            NULL, NULL, NULL);
-    if (rc == SQLITE_OK)
+    if (rc == SQLITE_OK && end != SQLITE_OK) {
         rc = end;
+        *why = vr_strfmt("%s", sqlite3_errmsg(st->db));
+    }
     if (rc != SQLITE_OK)
         vr_snapshot_free(snap);
     return rc;
