@@ -71,7 +71,7 @@ rc=$?
 cat "$S/o3"
 check "the next run succeeds (exit 0)" test $rc -eq 0
 check "it says it removed the unrecorded outputs" \
-    grep -q "^vsched-run: removed .*/out/release/n.c.o (published by a run killed before recording it)$" "$S/o3"
+    grep -q "^vsched-run: removed .*/out/release/n.c.o (published by an earlier run that did not record it)$" "$S/o3"
 check "the output of the file that left is gone" test ! -e "$O/n.c.o"
 check "a.c's object is not the killed run's" sh -c "! cmp -s '$S/a-v2.o' '$O/a.c.o'"
 cc -c -o "$S/a-v1.o" "$S/src/a.c"
@@ -79,10 +79,13 @@ check "a.c's object is a build of a.c as it is" cmp -s "$S/a-v1.o" "$O/a.c.o"
 vsched_run --config "$S/p.ini" >"$S/o4" 2>&1
 check "then nothing is left to do" grep -q "nothing to do" "$S/o4"
 
+# note FILE: the journal's note of FILE as it is now (journal.h).
+note() { printf '%s:%s:%s:%s\0' "$(stat -c %i "$1")" "$(stat -c %s "$1")" "$(date -r "$1" +%s%N)" "$1"; }
+
 # Killed after the records were committed but before the journal was
 # emptied: a listed output its record vouches for stays, and so does the
 # output a note cut short by the kill (no NUL) would name.
-printf '%s\0%s' "$O/b.c.o" "$O/a.c.o" >"$S/state/published"
+{ note "$O/b.c.o"; note "$O/a.c.o" | tr -d '\0'; } >"$S/state/published"
 vsched_run --config "$S/p.ini" >"$S/o4b" 2>&1
 rc=$?
 cat "$S/o4b"
@@ -90,6 +93,25 @@ check "recorded outputs listed in the journal are kept (exit 0)" \
     test $rc -eq 0 -a -e "$O/b.c.o" -a -e "$O/a.c.o"
 check "and the run has nothing to do" grep -q "nothing to do" "$S/o4b"
 check "the journal is emptied" test ! -s "$S/state/published"
+
+# Only the very file a note describes is removed: not one that is no
+# output (a note naming some other file, an old note without a stamp),
+# not one replaced since.
+printf 'mine\n' >"$S/precious"
+printf '%s\0' "$S/precious" >"$S/state/published"
+printf '1:5:0:%s\0' "$S/precious" >>"$S/state/published"
+vsched_run --config "$S/p.ini" >"$S/o4c" 2>&1
+check "a note whose stamp is not the file's removes nothing (exit 0)" \
+    sh -c "test $? -eq 0 && test -e '$S/precious' && ! grep -q removed '$S/o4c'"
+printf 'int r(void) { return 6; }\n' >"$S/src/r.c"
+killed_after_publish "$O/r.c.o"
+printf 'the user put this here\n' >"$S/r.new" && mv "$S/r.new" "$O/r.c.o"
+rm "$S/src/r.c"
+vsched_run --config "$S/p.ini" >"$S/o4d" 2>&1
+rc=$?
+check "an output replaced after the kill is left alone (exit 0)" \
+    sh -c "test $rc -eq 0 && grep -qx 'the user put this here' '$O/r.c.o' && ! grep -q removed '$S/o4d'"
+rm -f "$O/r.c.o"
 
 # The same kill, then --clean: the unrecorded output goes too.
 printf 'int m(void) { return 5; }\n' >"$S/src/m.c"

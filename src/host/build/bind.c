@@ -367,7 +367,8 @@ static int w_artifact(void *inst, const vsched_ctx *ctx,
         }
     }
     if (vr_try_restore(b, ctx, key, out, &cap)) {
-        vr_journal_note(b->o.journal, out->path); /* published next */
+        vr_journal_note(b->o.journal, out->path,
+                        out->tmp_path); /* published next */
         vr_capture_put(b, ckey, &cap);
         free(ckey);
         return VSCHED_OK;
@@ -390,7 +391,8 @@ static int w_artifact(void *inst, const vsched_ctx *ctx,
     if (rc == VSCHED_OK) {
         cap.outcome = VR_EXECUTED;
         cap.path = mine.path != NULL ? vr_xstrdup(mine.path) : NULL;
-        vr_journal_note(b->o.journal, mine.path); /* published next */
+        vr_journal_note(b->o.journal, mine.path,
+                        mine.tmp_path); /* published next */
         vr_capture_put(b, ckey, &cap);
     } else {
         vr_capture_clear(&cap);
@@ -549,7 +551,8 @@ static int w_job(void *inst, const vsched_ctx *ctx, const vsched_job_in *in,
         cap.outcome = VR_EXECUTED;
         cap.path = mine.path != NULL ? vr_xstrdup(mine.path) : NULL;
         if (rc == VSCHED_OK)
-            vr_journal_note(b->o.journal, mine.path); /* published next */
+            vr_journal_note(b->o.journal, mine.path,
+                            mine.tmp_path); /* published next */
     }
     if (rc == VSCHED_OK)
         vr_capture_put(b, ckey, &cap);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -44,19 +45,26 @@ int vr_journal_open(vr_journal **out, const char *state_dir, char **msg)
 }
 
 /* Contract: see journal.h. */
-void vr_journal_note(vr_journal *j, const char *path)
+void vr_journal_note(vr_journal *j, const char *path, const char *tmp_path)
 {
     if (j == NULL || path == NULL)
         return;
-    size_t n = strlen(path) + 1; /* with its NUL: names may hold '\n' */
+    vr_stamp st;
+    if (tmp_path == NULL || vr_stamp_of(tmp_path, &st) != VSCHED_OK)
+        return; /* nothing to know the file by: never removed (journal.h) */
+    /* "INO:SIZE:MTIME:PATH\0" in one write(2): names may hold '\n'. */
+    char *note = vr_strfmt("%llu:%lld:%lld:%s", (unsigned long long)st.ino,
+                           (long long)st.size, (long long)st.mtime_ns, path);
+    size_t n = strlen(note) + 1;
     pthread_mutex_lock(&j->lock);
     ssize_t w;
     do
-        w = write(j->fd, path, n);
+        w = write(j->fd, note, n);
     while (w < 0 && errno == EINTR);
     if (w != (ssize_t)n)
         j->lost = 1;
     pthread_mutex_unlock(&j->lock);
+    free(note);
 }
 
 /* Contract: see journal.h. */
@@ -115,6 +123,31 @@ static int vr_vouched(const vr_snapshot *snap, const char *path)
     return 0;
 }
 
+/* One note "INO:SIZE:MTIME:PATH" (journal.h): the path (in `note`) and
+ * the stamp of the file published there, or NULL when the note is not
+ * one (cut short by a kill, or written by an older vsched-run). */
+static const char *vr_parse_note(const char *note, vr_stamp *st)
+{
+    unsigned long long ino;
+    long long size, mtime;
+    int used = -1;
+    if (sscanf(note, "%llu:%lld:%lld:%n", &ino, &size, &mtime, &used) != 3 ||
+        used < 0 || note[used] != '/')
+        return NULL;
+    *st = (vr_stamp){.mtime_ns = mtime, .size = size, .ino = ino};
+    return note + used;
+}
+
+/* 1 when the file at `path` is the one the note's stamp describes: the
+ * rename that published it keeps its inode, size and mtime (not its
+ * ctime). */
+static int vr_still_published(const char *path, const vr_stamp *noted)
+{
+    vr_stamp now;
+    return vr_stamp_of(path, &now) == VSCHED_OK && now.ino == noted->ino &&
+           now.size == noted->size && now.mtime_ns == noted->mtime_ns;
+}
+
 /* Contract: see journal.h. */
 size_t vr_journal_settle(const char *state_dir, const vr_snapshot *snap,
                          int all, FILE *out, int quiet)
@@ -123,17 +156,20 @@ size_t vr_journal_settle(const char *state_dir, const vr_snapshot *snap,
     size_t len = 0, removed = 0;
     char *text = vr_read_all(file, &len);
     for (size_t at = 0; text != NULL && at < len;) {
-        const char *path = text + at;
-        size_t n = strnlen(path, len - at);
+        const char *note = text + at;
+        size_t n = strnlen(note, len - at);
         at += n + 1;
-        if (n == 0 || at > len || path[0] != '/')
-            continue; /* a note cut short by the kill names nothing */
+        vr_stamp noted;
+        const char *path = at > len ? NULL : vr_parse_note(note, &noted);
+        if (path == NULL || !vr_still_published(path, &noted))
+            continue; /* names nothing, or that file is gone or replaced */
         if ((all || !vr_vouched(snap, path)) && unlink(path) == 0) {
             removed++;
             if (!quiet) {
                 fputs("vsched-run: removed ", out);
                 vr_put_name(out, path);
-                fputs(" (published by a run killed before recording it)\n",
+                fputs(" (published by an earlier run that did not record "
+                      "it)\n",
                       out);
             }
         }

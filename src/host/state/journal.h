@@ -16,6 +16,15 @@
  * said so; the input it belonged to is then rebuilt, or, when it left
  * the build, nothing is left of it. --clean removes every listed path.
  *
+ * A note is "INO:SIZE:MTIME:PATH" and the NUL: the stamp of the
+ * temporary about to be renamed onto PATH (a rename keeps all three).
+ * Only the file a note describes is ever removed: one gone, replaced or
+ * rewritten since (by the user, by a later publication, or a note that
+ * names some other file) is left alone, and so is a note without a
+ * stamp (cut short, or not this format). An output the executor hands
+ * over as bytes, with no temporary (the scheduler writes it), gets no
+ * note: it is never removed on the journal's word.
+ *
  * Thread-safety: vr_journal_note may be called from any thread (a leaf
  * mutex guards the descriptor); the rest by the main thread, under the
  * state directory's lock (lock.h).
@@ -34,10 +43,12 @@ typedef struct vr_journal vr_journal;
  * (heap) naming the file and the cause. */
 int vr_journal_open(vr_journal **out, const char *state_dir, char **msg);
 
-/* `path` (absolute) is about to be published. A failed write is
+/* `path` (absolute) is about to be published by renaming `tmp_path`
+ * onto it: note it with the temporary's stamp. A failed write is
  * remembered: vr_journal_clear then leaves the file as it is. NULL
- * journal or path: a no-op. */
-void vr_journal_note(vr_journal *j, const char *path);
+ * journal, path or tmp_path, or a temporary that cannot be stat'ed: a
+ * no-op. */
+void vr_journal_note(vr_journal *j, const char *path, const char *tmp_path);
 
 /* Every path noted so far is recorded (the state is committed): empty
  * the file. */
@@ -46,10 +57,12 @@ void vr_journal_clear(vr_journal *j);
 /* Close (NULL is a no-op); the file stays as it is. */
 void vr_journal_close(vr_journal *j);
 
-/* Settle STATE_DIR/published as a killed run left it: remove each listed
- * file that no record of `snap` vouches for (every listed file when
- * `all`), saying "vsched-run: removed PATH (published by a run killed
- * before recording it)" on `out` unless `quiet`, then empty the journal.
+/* Settle STATE_DIR/published as a run that did not record its outputs
+ * (killed, or its state could not be written) left it: remove each noted
+ * file that is still the one noted and that no record of `snap` vouches
+ * for (every such file when `all`), saying "vsched-run: removed PATH
+ * (published by an earlier run that did not record it)" on `out` unless
+ * `quiet`, then empty the journal.
  * A missing journal is an empty one. Returns how many files were
  * removed. */
 size_t vr_journal_settle(const char *state_dir, const vr_snapshot *snap,
