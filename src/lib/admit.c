@@ -47,7 +47,8 @@ int vsched__bind(vsched *s, vsched_handle *h)
     if (h->admit_status != VSCHED_OK)
         return VSCHED_OK; /* answered at admission, without a node */
     int created;
-    vsched__file *f = vsched__files_ensure(&s->files, h->canonical, &created);
+    vsched__file *f =
+        vsched__files_ensure(&s->files, h->result.name, &created);
     if (f == NULL) {
         h->admit_status = VSCHED_ENOMEM;
         return VSCHED_ENOMEM;
@@ -258,7 +259,7 @@ void vsched__admit(vsched *s, vsched_handle *h, vsched__pass *p)
     vsched__file *f = lifetime_object(h);
     if (f == NULL) {
         char *m = NULL;
-        if (asprintf(&m, "%s: removed", h->canonical) < 0)
+        if (asprintf(&m, "%s: removed", h->result.name) < 0)
             m = NULL;
         vsched__handle_refuse(s, h, VSCHED_ESHUTDOWN, m, p);
         free(m);

@@ -148,6 +148,10 @@ typedef struct vsched__task {
     vsched_job_in *job; /* jobs: the op's input (owned) */
 } vsched__task;
 
+/* A request's handle. Its result's strings are the handle's own: name
+ * (the canonical name, from submission), profile (a single handle's; a
+ * batch's belong to the batch), and, once answered, message, failed_dep,
+ * diags and artifact_path (copies); deps and blockers point into facts. */
 struct vsched_handle {
     vsched_result result; /* the answer; name/stage/profile are the
                                   request's */
@@ -170,9 +174,6 @@ struct vsched_handle {
     uint64_t epoch;          /* reset epoch at submission */
     vsched_handle *next;     /* a node's waiter list; the readmit queue */
     vsched__facts *facts;    /* the result's deps/blockers (reference) */
-    vsched__outcome out;     /* the result's owned strings */
-    char *path;              /* result.artifact_path (owned) */
-    char *canonical;         /* result.name (owned) */
     int admit_status;        /* failure found before admission */
     unsigned join_fired : 1; /* its join callback was queued once */
 };

@@ -86,16 +86,14 @@ void vsched__handle_finish(vsched *s, vsched_handle *h, vsched__node *n,
         if (n->kind == VSCHED__K_ARTIFACT && n->status == 0) {
             vsched__slot *sl = vsched__file_find_slot(f, n->profile);
             if (sl != NULL && sl->path != NULL)
-                r->artifact_path = h->path = strdup(sl->path);
+                r->artifact_path = strdup(sl->path);
         }
     }
     if (n->why != NULL) {
-        r->message = h->out.message = dup_or_null(n->why->message);
-        r->failed_dep = h->out.failed_dep = dup_or_null(n->why->failed_dep);
-        h->out.diags = vsched__diags_copy(n->why->diags, n->why->n_diags);
-        h->out.n_diags = h->out.diags != NULL ? n->why->n_diags : 0;
-        r->diags = h->out.diags;
-        r->n_diags = h->out.n_diags;
+        r->message = dup_or_null(n->why->message);
+        r->failed_dep = dup_or_null(n->why->failed_dep);
+        r->diags = vsched__diags_copy(n->why->diags, n->why->n_diags);
+        r->n_diags = r->diags != NULL ? n->why->n_diags : 0;
     }
     unbind(s, h);
     vsched__pass_fin(p, h);
@@ -107,9 +105,8 @@ void vsched__handle_refuse(vsched *s, vsched_handle *h, int status,
     vsched_result *r = &h->result;
     r->status = status;
     r->failed_stage = VSCHED_STAGE_SOURCE;
-    if (h->out.message == NULL)
-        h->out.message = dup_or_null(message);
-    r->message = h->out.message;
+    if (r->message == NULL) /* kept: a reason found at submission */
+        r->message = dup_or_null(message);
     if (h->file != NULL) {
         r->incarnation = h->file->incarnation;
         r->generation = h->file->generation;

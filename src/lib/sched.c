@@ -334,11 +334,12 @@ static void handle_fini(vsched_handle *h)
         vsched__file_unref(h->s, h->file); /* never admitted */
     vsched__facts_unref(h->facts);
     free(h->content);
-    free(h->canonical);
-    free(h->path);
-    free(h->out.message);
-    free(h->out.failed_dep);
-    vsched__diags_free(h->out.diags, h->out.n_diags);
+    vsched_result *r = &h->result;
+    free((char *)r->name);
+    free((char *)r->artifact_path);
+    free((char *)r->message);
+    free((char *)r->failed_dep);
+    vsched__diags_free((vsched_diag *)r->diags, r->n_diags);
 }
 
 static void batch_unref(vsched_batch *b)
@@ -422,20 +423,18 @@ static void handle_resolve(vsched *s, resolver *r, vsched_handle *h,
         pthread_mutex_unlock(&s->serial_loader);
     kind[31] = '\0';
     if (rc == VSCHED_OK && canon != NULL) {
-        h->canonical = canon;
         h->result.name = canon;
     } else {
         free(canon);
-        h->canonical = strdup(name);
-        h->result.name = h->canonical;
+        h->result.name = strdup(name);
         h->admit_status = rc < 0 ? rc : VSCHED_EINVAL;
         /* The loader's own words, when it gave any, say more than the
          * code. */
         const char *why = probe->n_diags > 0 && probe->diags[0].message != NULL
                               ? probe->diags[0].message
                               : vsched_strerror(h->admit_status);
-        if (asprintf(&h->out.message, "%s: %s", name, why) < 0)
-            h->out.message = NULL;
+        char *m;
+        h->result.message = asprintf(&m, "%s: %s", name, why) < 0 ? NULL : m;
     }
     if (probe->n_diags > 0) {
         vsched__diags_free(probe->diags, probe->n_diags);
