@@ -127,9 +127,10 @@ static void gate_all(vsched *s, vsched__nodevec *work, vsched__nodevec *made,
         vsched__file *f = x->file;
         if (vsched__node_terminal(x) || f->facts == NULL || f->analysis != x)
             continue;
-        for (size_t i = 0; i < f->n_blockers && !vsched__node_terminal(x);
+        for (size_t i = 0;
+             i < vsched__file_n_blockers(f) && !vsched__node_terminal(x);
              i++) {
-            vsched__file *b = vsched__live(s, f->blockers[i]);
+            vsched__file *b = vsched__live(s, vsched__file_blocker(f, i));
             vsched__node *ba = reusable(s, &b->analysis);
             if (ba == NULL) {
                 ba = new_analysis(s, b, x->priority, 1, p);
@@ -150,15 +151,17 @@ void vsched__gate_on_blockers(vsched *s, vsched__node *n, vsched__pass *p)
      * without a worklist. */
     vsched__file *f = n->file;
     int simple = f->facts != NULL && f->analysis == n;
-    for (size_t i = 0; simple && i < f->n_blockers; i++) {
-        vsched__file *b = f->blockers[i];
+    for (size_t i = 0; simple && i < vsched__file_n_blockers(f); i++) {
+        vsched__file *b = vsched__file_blocker(f, i);
         simple = !b->retired && b->analysis != NULL &&
                  b->analysis->state != VSCHED__CANCELLED;
     }
     if (simple) {
-        for (size_t i = 0; i < f->n_blockers && !vsched__node_terminal(n);
+        for (size_t i = 0;
+             i < vsched__file_n_blockers(f) && !vsched__node_terminal(n);
              i++) {
-            vsched__link_blocker(s, f->blockers[i]->analysis, n, p);
+            vsched__link_blocker(s, vsched__file_blocker(f, i)->analysis, n,
+                                 p);
         }
         return;
     }

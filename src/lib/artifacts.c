@@ -11,6 +11,7 @@
  * All under the scheduler lock. Writers of a slot's committed data:
  * vsched_commit_artifact and vsched_remove_artifact_not_newer_than, only.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,13 +52,16 @@ static vsched__file *witnessed(vsched *s, const vsched_witness *w)
 int vsched_commit_artifact(vsched *s, const vsched_witness *w,
                            const char *profile, const void *data, size_t len)
 {
-    if (s == NULL || w == NULL || profile == NULL || (len > 0 && !data))
+    if (s == NULL || w == NULL || profile == NULL || (len > 0 && !data) ||
+        len > SIZE_MAX - sizeof(vsched__commit))
         return VSCHED_EINVAL;
-    void *copy = malloc(len > 0 ? len : 1);
+    vsched__commit *copy = malloc(sizeof *copy + len);
     if (copy == NULL)
         return VSCHED_ENOMEM;
+    copy->generation = w->generation;
+    copy->len = len;
     if (len > 0)
-        memcpy(copy, data, len);
+        memcpy(copy->data, data, len);
     vsched__lock(s);
     vsched__file *f = witnessed(s, w);
     int rc = VSCHED_ESTALE;
@@ -66,11 +70,8 @@ int vsched_commit_artifact(vsched *s, const vsched_witness *w,
         if (a == NULL) {
             rc = VSCHED_ENOMEM;
         } else {
-            free(a->data);
-            a->data = copy;
-            a->len = len;
-            a->committed = 1;
-            a->committed_generation = w->generation;
+            free(a->commit);
+            a->commit = copy;
             copy = NULL;
             rc = VSCHED_OK;
         }
@@ -90,13 +91,11 @@ int vsched_remove_artifact_not_newer_than(vsched *s, const vsched_witness *w,
     int rc = f == NULL ? VSCHED_ESTALE : VSCHED_ENOENT;
     for (size_t i = 0; f != NULL && i < f->n_slots; i++) {
         vsched__slot *a = &f->slots[i];
-        if (strcmp(a->profile, profile) != 0 || !a->committed)
+        if (strcmp(a->profile, profile) != 0 || a->commit == NULL)
             continue;
-        if (a->committed_generation <= w->generation) {
-            free(a->data);
-            a->data = NULL;
-            a->len = 0;
-            a->committed = 0;
+        if (a->commit->generation <= w->generation) {
+            free(a->commit);
+            a->commit = NULL;
             rc = VSCHED_OK;
         }
     }
@@ -115,19 +114,20 @@ int vsched_get_artifact(vsched *s, const char *name, const char *profile,
     int rc = VSCHED_ENOENT;
     for (size_t i = 0; f != NULL && i < f->n_slots; i++) {
         vsched__slot *a = &f->slots[i];
-        if (strcmp(a->profile, profile) != 0 || !a->committed)
+        const vsched__commit *c = a->commit;
+        if (strcmp(a->profile, profile) != 0 || c == NULL)
             continue;
-        *data = malloc(a->len > 0 ? a->len : 1);
+        *data = malloc(c->len > 0 ? c->len : 1);
         if (*data == NULL) {
             rc = VSCHED_ENOMEM;
             break;
         }
-        if (a->len > 0)
-            memcpy(*data, a->data, a->len);
+        if (c->len > 0)
+            memcpy(*data, c->data, c->len);
         if (len != NULL)
-            *len = a->len;
+            *len = c->len;
         if (generation != NULL)
-            *generation = a->committed_generation;
+            *generation = c->generation;
         rc = VSCHED_OK;
     }
     vsched__unlock(s, NULL);

@@ -76,8 +76,9 @@ int vsched__inputs_current(vsched *s, vsched__node *n, const vsched__task *t,
                  (t == NULL || t->unit_seq == u->seq);
         else
             ok = t == NULL || t->unit_seq == 0;
-        for (size_t i = 0; i < f->n_blockers && ok; i++) {
-            vsched__node *a = vsched__blocker_analysis(s, f->blockers[i]);
+        for (size_t i = 0; i < vsched__file_n_blockers(f) && ok; i++) {
+            vsched__node *a =
+                vsched__blocker_analysis(s, vsched__file_blocker(f, i));
             int same = t == NULL || (i < t->n_blockers && a != NULL &&
                                      a->id == t->consumed[i]);
             ok = a != NULL && same &&

@@ -212,8 +212,8 @@ static void json_upstream(vsched *s, FILE *f, const vsched__node *n)
         ID(fl->analysis);
     } else if (n->kind == VSCHED__K_ANALYSIS) {
         ID(fl->source);
-        for (size_t i = 0; i < fl->n_blockers; i++) {
-            vsched__file *b = fl->blockers[i];
+        for (size_t i = 0; i < vsched__file_n_blockers(fl); i++) {
+            vsched__file *b = vsched__file_blocker(fl, i);
             if (b->retired)
                 b = vsched__files_find_h(&s->files, b->name, 0, b->hash);
             if (b != NULL)

@@ -301,12 +301,13 @@ static void dep_push(vsched__depentry *e, vsched__file *f)
 
 static void index_blockers(vsched *s, vsched__file *f, int add)
 {
-    for (size_t i = 0; i < f->n_blockers; i++) {
+    for (size_t i = 0; i < vsched__file_n_blockers(f); i++) {
+        vsched__file *b = vsched__file_blocker(f, i);
         if (add) {
-            dep_push(dep_ensure(&s->dependents, f->blockers[i]), f);
+            dep_push(dep_ensure(&s->dependents, b), f);
             continue;
         }
-        vsched__depentry *e = dep_find(f->blockers[i]);
+        vsched__depentry *e = dep_find(b);
         if (e != NULL)
             filevec_remove(&e->files, f);
     }
@@ -317,17 +318,16 @@ void vsched__file_clear_source(vsched *s, vsched__file *f)
     if (f->facts == NULL)
         return;
     index_blockers(s, f, 0);
-    s->n_blockers -= f->n_blockers;
+    s->n_blockers -= f->facts->n_blockers;
     vsched__snap_unref(s, f->snap);
-    for (size_t i = 0; i < f->n_deps; i++)
-        vsched__file_unref(s, f->deps[i]);
-    for (size_t i = 0; i < f->n_blockers; i++)
-        vsched__file_unref(s, f->blockers[i]);
-    vsched__facts_unref(f->facts); /* the arrays live in it */
+    /* The deps and blockers: the references the object holds (the arrays
+     * live in the facts record). */
+    vsched__facts *fa = f->facts;
+    for (size_t i = 0; i < fa->n_deps + fa->n_blockers; i++)
+        vsched__file_unref(s, fa->files[i]);
+    vsched__facts_unref(fa);
     f->facts = NULL;
     f->snap = NULL;
-    f->deps = f->blockers = NULL;
-    f->n_deps = f->n_blockers = 0;
 }
 
 void vsched__file_set_source(vsched *s, vsched__file *f, vsched__snap *snap,
@@ -337,10 +337,6 @@ void vsched__file_set_source(vsched *s, vsched__file *f, vsched__snap *snap,
     vsched__file **v = fa->files;
     for (size_t i = 0; i < fa->n_deps + fa->n_blockers; i++)
         vsched__file_ref(v[i]);
-    f->deps = v;
-    f->blockers = v + fa->n_deps;
-    f->n_deps = fa->n_deps;
-    f->n_blockers = fa->n_blockers;
     f->snap = snap;
     f->facts = fa;
     index_blockers(s, f, 1);
@@ -358,7 +354,7 @@ void vsched__file_unref(vsched *s, vsched__file *f)
     vsched__file_clear_source(s, f);
     for (uint32_t i = 0; i < f->n_slots; i++) {
         free(f->slots[i].path);
-        free(f->slots[i].data);
+        free(f->slots[i].commit);
     }
     if (f->slots != &f->slot0)
         free(f->slots);

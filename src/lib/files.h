@@ -71,12 +71,17 @@ typedef struct vsched__slot {
     vsched__node *node;  /* current generation's Artifact, or NULL */
     char *path;          /* published output (owned), or NULL */
     uint64_t artifact_hash;
-    /* Witness-fenced store (vsched_commit_artifact). */
-    int committed;
-    void *data; /* owned */
-    size_t len;
-    uint64_t committed_generation;
+    /* Witness-fenced store (vsched_commit_artifact): what was committed
+     * (owned), or NULL -- apart, as few files have one. */
+    struct vsched__commit *commit;
 } vsched__slot;
+
+/* A slot's committed artifact (artifacts.c). */
+typedef struct vsched__commit {
+    uint64_t generation; /* the witness's */
+    size_t len;
+    unsigned char data[]; /* len bytes */
+} vsched__commit;
 
 typedef struct vsched__filevec {
     struct vsched__file **v;
@@ -105,9 +110,7 @@ typedef struct vsched__file {
 
     /* The integrated Source (facts != NULL), or nothing. */
     vsched__facts *facts;
-    vsched__snap *snap;                     /* a reference */
-    struct vsched__file **deps, **blockers; /* references */
-    uint32_t n_deps, n_blockers;
+    vsched__snap *snap;     /* a reference */
     uint64_t analysis_hash; /* valid while analysis is DONE */
     uint64_t unit_hash;     /* of the unit it was built in (unit.h), or 0 */
     struct vsched__file *successor; /* a re-home's replacement (reference) */
@@ -119,6 +122,26 @@ typedef struct vsched__file {
      * -- which is longer than any file object. */
     const char *name;
 } vsched__file;
+
+/* The integrated Source's deps and blockers (file references the object
+ * holds, kept in its facts record's storage), or none. */
+static inline uint32_t vsched__file_n_deps(const vsched__file *f)
+{
+    return f->facts != NULL ? f->facts->n_deps : 0;
+}
+static inline uint32_t vsched__file_n_blockers(const vsched__file *f)
+{
+    return f->facts != NULL ? f->facts->n_blockers : 0;
+}
+static inline vsched__file *vsched__file_dep(const vsched__file *f, size_t i)
+{
+    return f->facts->files[i];
+}
+static inline vsched__file *vsched__file_blocker(const vsched__file *f,
+                                                 size_t i)
+{
+    return f->facts->files[f->facts->n_deps + i];
+}
 
 /* File object memory: objects of one size carved from slabs of
  * FILE_SLAB, recycled through two free lists -- `free`, popped and

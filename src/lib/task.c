@@ -130,7 +130,7 @@ static int read_blockers(vsched *s, vsched__task *t, const vsched__node *n)
     const vsched__file *f = n->file;
     const vsched__unit *u = n->unit;
     t->unit_seq = u != NULL ? u->seq : 0;
-    size_t nb = f->facts != NULL ? f->n_blockers : 0;
+    size_t nb = f->facts != NULL ? vsched__file_n_blockers(f) : 0;
     t->n_blockers = nb;
     t->blocker_hashes = t->inline_hashes;
     t->consumed = t->inline_consumed;
@@ -141,7 +141,8 @@ static int read_blockers(vsched *s, vsched__task *t, const vsched__node *n)
             return VSCHED_ENOMEM;
     }
     for (size_t i = 0; i < nb; i++) {
-        vsched__node *a = vsched__blocker_analysis(s, f->blockers[i]);
+        vsched__node *a =
+            vsched__blocker_analysis(s, vsched__file_blocker(f, i));
         /* vsched__inputs_current checked each is a DONE Analysis, or a
          * member of n's unit. */
         t->blocker_hashes[i] =
@@ -221,17 +222,18 @@ static int blocker_closure(vsched *s, const vsched__file *f, filev *out)
     fileset seen = {0};
     filev stack = {0};
     int rc = fileset_add(&seen, f);
-    for (size_t i = f->n_blockers; rc >= 0 && i-- > 0;)
-        rc = filev_push(&stack, blocker_live(s, f->blockers[i]));
+    for (size_t i = vsched__file_n_blockers(f); rc >= 0 && i-- > 0;)
+        rc = filev_push(&stack, blocker_live(s, vsched__file_blocker(f, i)));
     while (rc >= 0 && stack.n > 0) {
         const vsched__file *b = stack.v[--stack.n];
         rc = fileset_add(&seen, b);
         if (rc <= 0)
             continue;
         rc = filev_push(out, b);
-        for (size_t i = b->facts != NULL ? b->n_blockers : 0;
+        for (size_t i = b->facts != NULL ? vsched__file_n_blockers(b) : 0;
              rc >= 0 && i-- > 0;)
-            rc = filev_push(&stack, blocker_live(s, b->blockers[i]));
+            rc = filev_push(&stack,
+                            blocker_live(s, vsched__file_blocker(b, i)));
     }
     free(seen.v);
     free(stack.v);
@@ -298,7 +300,7 @@ static int read_closure(vsched *s, vsched__task *t, const vsched__file *f)
 static int read_blocker_snaps(vsched *s, vsched__task *t,
                               const vsched__file *f, int closure)
 {
-    size_t n = f->facts != NULL ? f->n_blockers : 0;
+    size_t n = f->facts != NULL ? vsched__file_n_blockers(f) : 0;
     if (n == 0)
         return VSCHED_OK;
     if (closure)
@@ -307,7 +309,7 @@ static int read_blocker_snaps(vsched *s, vsched__task *t,
         return VSCHED_ENOMEM;
     t->blk_facts = vsched__facts_ref(f->facts);
     for (size_t i = 0; i < n; i++)
-        blk_set(t, i, blocker_live(s, f->blockers[i]),
+        blk_set(t, i, blocker_live(s, vsched__file_blocker(f, i)),
                 f->facts->blocker_names[i]);
     t->n_blk = n;
     return VSCHED_OK;

@@ -179,8 +179,10 @@ vsched__unit *vsched__unit_form(vsched *s, vsched__node *const *v, size_t n)
         vsched__node *m = joined.v[i];
         spend_out(s, base, m, &freed);
         vsched__file *f = m->file;
-        for (size_t b = 0; f->facts != NULL && b < f->n_blockers; b++) {
-            vsched__node *a = vsched__blocker_analysis(s, f->blockers[b]);
+        for (size_t b = 0; f->facts != NULL && b < vsched__file_n_blockers(f);
+             b++) {
+            vsched__node *a =
+                vsched__blocker_analysis(s, vsched__file_blocker(f, b));
             if (a == NULL || a->unit != base || a->mark == stamp)
                 continue;
             /* Only edges into m: keep the others. */
@@ -242,8 +244,10 @@ static uint64_t unit_hash(vsched *s, vsched__unit *u)
         XXH3_64bits_update(st, f->name, strlen(f->name) + 1);
         uint64_t c = f->facts != NULL ? f->facts->content_hash : 0;
         XXH3_64bits_update(st, &c, sizeof c);
-        for (size_t b = 0; f->facts != NULL && b < f->n_blockers; b++) {
-            vsched__node *a = vsched__blocker_analysis(s, f->blockers[b]);
+        for (size_t b = 0; f->facts != NULL && b < vsched__file_n_blockers(f);
+             b++) {
+            vsched__node *a =
+                vsched__blocker_analysis(s, vsched__file_blocker(f, b));
             if (a != NULL && a->unit == u) {
                 XXH3_64bits_update(st, &inside, 1);
                 XXH3_64bits_update(st, a->file->name,

@@ -64,8 +64,8 @@ static void each_up(vsched *s, vsched__node *n, up_fn fn, void *arg)
             fn(f->source, arg);
         if (f->facts == NULL || f->analysis != n)
             break;
-        for (size_t i = 0; i < f->n_blockers; i++) {
-            vsched__file *b = live_peek(s, f->blockers[i]);
+        for (size_t i = 0; i < vsched__file_n_blockers(f); i++) {
+            vsched__file *b = live_peek(s, vsched__file_blocker(f, i));
             if (b != NULL && b->analysis != NULL &&
                 !vsched__node_terminal(b->analysis))
                 fn(b->analysis, arg);
