@@ -142,7 +142,7 @@ typedef struct vsched__graph {
      * (each rehash reads every node) instead of once per doubling. At
      * worst (a batch naming one file n times) the room is for 3n nodes
      * that never come: at most 64 bytes of slots per request, against the
-     * 360 its handle costs. */
+     * 312 its handle costs. */
     size_t ids_bulk;
     vsched__node *free_list;    /* recycled node memory */
     void *slabs;                /* node memory, in slabs (a list) */
