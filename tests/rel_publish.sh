@@ -122,4 +122,22 @@ cat "$S/o5"
 check "--clean after a killed run succeeds" test $rc -eq 0
 check "--clean removes the unrecorded output too" test ! -e "$O/m.c.o"
 check "and the recorded ones" test ! -e "$O/a.c.o" -a ! -e "$O/b.c.o"
+
+# The journal is the state directory's own file: a symbolic link put in
+# its place is neither followed nor emptied; the run says what to do.
+printf 'data of some other file\n' >"$S/victim"
+rm -f "$S/state/published"
+ln -s "$S/victim" "$S/state/published"
+printf 'int r(void) { return 7; }\n' >"$S/src/r.c"
+vsched_run --config "$S/p.ini" >"$S/o6" 2>&1
+rc=$?
+cat "$S/o6"
+check "a symbolic link at STATE_DIR/published: exit 2" test $rc -eq 2
+check "the file it points to is untouched" \
+    grep -qx 'data of some other file' "$S/victim"
+check "the message names the journal and what to do" \
+    grep -q "published is not a regular file.*remove it" "$S/o6"
+rm -f "$S/state/published"
+vsched_run --config "$S/p.ini" >"$S/o7" 2>&1
+check "with the link removed, the run builds (exit 0)" test $? -eq 0
 finish

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <vsched/plugin.h>
@@ -25,14 +26,37 @@ struct vr_journal {
     int lost; /* a note could not be written */
 };
 
+/* The journal at `path`, opened with `flags` only if it is a regular
+ * file: never through a symbolic link, never a FIFO or device (it is the
+ * state directory's own file; what else is there is not ours to read,
+ * write or empty). -1 with errno set, ENOTSUP for what is not one. */
+static int vr_journal_fd(const char *path, int flags)
+{
+    int fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+    if (fd < 0 && errno == ELOOP)
+        errno = ENOTSUP; /* the name is a symbolic link */
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        fd = -1;
+        errno = ENOTSUP;
+    }
+    return fd;
+}
+
 /* Contract: see journal.h. */
 int vr_journal_open(vr_journal **out, const char *state_dir, char **msg)
 {
     char *path = vr_path_join(state_dir, VR_JOURNAL_FILE);
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    int fd = vr_journal_fd(path, O_WRONLY | O_CREAT | O_APPEND);
     *out = NULL;
     if (fd < 0) {
-        *msg = vr_strfmt("cannot open %s: %s", path, strerror(errno));
+        *msg = errno == ENOTSUP
+                   ? vr_strfmt("%s is not a regular file: it is where "
+                               "vsched-run keeps its journal of outputs; "
+                               "remove it",
+                               path)
+                   : vr_strfmt("cannot open %s: %s", path, strerror(errno));
         free(path);
         return VSCHED_EIO;
     }
@@ -91,9 +115,13 @@ void vr_journal_close(vr_journal *j)
 /* The whole of `path` (malloc, *len bytes), or NULL. */
 static char *vr_read_all(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
+    int fd = vr_journal_fd(path, O_RDONLY);
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (f == NULL) {
+        if (fd >= 0)
+            close(fd);
         return NULL;
+    }
     size_t n = 0, cap = 4096;
     char *buf = vr_xcalloc(1, cap);
     for (size_t r; (r = fread(buf + n, 1, cap - n, f)) > 0;) {
@@ -175,9 +203,14 @@ size_t vr_journal_settle(const char *state_dir, const vr_snapshot *snap,
         }
     }
     free(text);
-    if (truncate(file, 0) != 0 && errno != ENOENT)
+    /* Emptied only when it is the journal (vr_journal_open says what to
+     * do about anything else at its name). */
+    int fd = vr_journal_fd(file, O_WRONLY);
+    if (fd >= 0 ? ftruncate(fd, 0) != 0 : errno != ENOENT && errno != ENOTSUP)
         fprintf(out, "vsched-run: cannot empty %s: %s\n", file,
                 strerror(errno));
+    if (fd >= 0)
+        close(fd);
     free(file);
     return removed;
 }

@@ -40,7 +40,10 @@ typedef struct vr_journal vr_journal;
 
 /* Open STATE_DIR/published for appending (created when absent, mode
  * 0666 less the umask). Returns 0 with *out set, or VSCHED_EIO with *msg
- * (heap) naming the file and the cause. */
+ * (heap) naming the file and the cause. The journal is read, emptied and
+ * appended to only when that name is a regular file: a symbolic link
+ * there is never followed (it would empty the file it points to), and
+ * anything else at the name makes this fail saying to remove it. */
 int vr_journal_open(vr_journal **out, const char *state_dir, char **msg);
 
 /* `path` (absolute) is about to be published by renaming `tmp_path`
