@@ -59,6 +59,17 @@ same_list "the build after --clean rebuilds everything" "$all" "$(rebuilt "$S/af
 same_list "... all from the cache" "$all" "$(cached "$S/after-clean.json")"
 check "... byte for byte as before" diff -r "$S/objs-a/release" "$S/out/release" -x prog
 
+# ---- the state lost, the outputs kept: restored onto themselves ----------------------
+# Each output is then already a link to its cache object, and rename(2)
+# of the restore's temporary onto it does nothing: the temporary must not
+# stay behind.
+rm "$S/state/state.db"
+build "$S" lost-state
+check "with the state lost, the build restores everything (exit 0)" \
+    test "$(stat_of "$S/lost-state.json" compiled)" -eq 0
+check "... and leaves no temporary beside the outputs" \
+    test -z "$(find "$S/out" -name '*.tmp.*')"
+
 # ---- --clean --cache -------------------------------------------------------------
 vsched_run --config "$S/b.ini" --clean --cache >"$S/cleanc.out" 2>&1
 check "--clean --cache exits 0" test $? -eq 0

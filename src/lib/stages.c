@@ -311,7 +311,13 @@ static int publish(vsched__task *t, vsched_artifact_out *out)
         }
         goto fail;
     }
-    if (tmp != out->tmp_path)
+    /* When the executor's temporary and the output were already one file
+     * (two links: a cache restore onto an output that is that object),
+     * rename(2) does nothing and succeeds. The temporary was handed over
+     * to be published, so its name goes either way (ENOENT otherwise). */
+    if (tmp == out->tmp_path)
+        (void)unlink(tmp);
+    else
         free(tmp);
     t->artifact_path = out->path;
     out->path = NULL;
