@@ -244,10 +244,10 @@ check "a killed run leaves its tool's partial output" test -n "$left"
 sh -c 'exit 0' &
 dead=$!
 wait $dead
-: >"$S/out/.scan.tmp.$dead.0.d"
+: >"$S/out/.scan.tmp.$dead.00123456789abcdef.d"
 sleep 60 &
 live=$!
-: >"$S/out/release/pages/x.txt.out.tmp.$live.0"
+: >"$S/out/release/pages/x.txt.out.tmp.$live.00123456789abcdef"
 vsched_run --config "$S/b.ini" --profile release pages/c.txt \
     >"$S/next.out" 2>&1
 rc=$?
@@ -255,13 +255,13 @@ cat "$S/next.out"
 check "the next run succeeds" test $rc -eq 0
 check "the next run removed the killed run's partial output" \
     test -z "$(find "$S/out" -name "*.tmp.$BG.*")"
-check "and a dead run's scan depfile" test ! -e "$S/out/.scan.tmp.$dead.0.d"
+check "and a dead run's scan depfile" test ! -e "$S/out/.scan.tmp.$dead.00123456789abcdef.d"
 check "a live process's temporary is kept" \
-    test -e "$S/out/release/pages/x.txt.out.tmp.$live.0"
+    test -e "$S/out/release/pages/x.txt.out.tmp.$live.00123456789abcdef"
 check "the output is the tool's" test -s "$S/out/release/pages/c.txt.out"
 kill $live 2>/dev/null
 wait $live 2>/dev/null
-rm -f "$S/out/release/pages/x.txt.out.tmp.$live.0"
+rm -f "$S/out/release/pages/x.txt.out.tmp.$live.00123456789abcdef"
 
 # ---- templates wrong at configuration time ---------------------------------------------------
 line=$(grep -n '^artifact' "$S/b.ini" | cut -d: -f1)

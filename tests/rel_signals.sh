@@ -106,7 +106,7 @@ check "a killed run leaves temporaries behind" test "$(tmps)" -gt 0
 mkdir -p "$S/build/hello/release/src"
 sleep 60 &
 live=$!
-: >"$S/build/hello/release/src/x.o.tmp.$live.0"
+: >"$S/build/hello/release/src/x.o.tmp.$live.00123456789abcdef"
 echo 0 >"$S/delay"
 rm -f "$S"/pids/*
 vsched_run --config "$ini" >"$S/next.out" 2>&1
@@ -115,10 +115,10 @@ check "the next run succeeds" test $rc -eq 0
 check "the next run removed the dead run's temporaries" \
     test "$(find "$S/build" -name '*.tmp.*' ! -name "*.tmp.$live.*" | wc -l)" -eq 0
 check "a live process's temporary is kept" \
-    test -e "$S/build/hello/release/src/x.o.tmp.$live.0"
+    test -e "$S/build/hello/release/src/x.o.tmp.$live.00123456789abcdef"
 kill $live 2>/dev/null
 wait $live 2>/dev/null
-rm -f "$S/build/hello/release/src/x.o.tmp.$live.0"
+rm -f "$S/build/hello/release/src/x.o.tmp.$live.00123456789abcdef"
 
 # SIGPIPE: a reader that stops reading ends the run quietly.
 rm -rf "$S/build"

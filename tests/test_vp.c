@@ -27,19 +27,36 @@ static pid_t dead_pid(void)
     return p;
 }
 
+/* R: the 16 hex digits of vp_tmp_name. */
+#define R16 "0123456789abcdef"
+
 static void tmp_owner_reads_the_pid_of_tmp_pid_dot_only(void)
 {
-    EXPECT_INT(vp_tmp_owner("a.c.o.tmp.123.0"), 123);
-    EXPECT_INT(vp_tmp_owner(".scan.tmp.77.4.d"), 77);
+    /* the three names written: an executor's temporary (and its
+     * depfile), a scan's depfile, a restore's */
+    EXPECT_INT(vp_tmp_owner("a.c.o.tmp.123.0" R16), 123);
+    EXPECT_INT(vp_tmp_owner("a.c.o.tmp.123.17" R16 ".d"), 123);
+    EXPECT_INT(vp_tmp_owner(".scan.tmp.77.4" R16 ".d"), 77);
     EXPECT_INT(vp_tmp_owner("x.tmp.9.r2"), 9);
     EXPECT_INT(vp_tmp_owner("a.tmp.123"), 0); /* no dot after the pid */
-    EXPECT_INT(vp_tmp_owner("a.tmp.-5.0"), 0);
-    EXPECT_INT(vp_tmp_owner("a.tmp.+5.0"), 0);
-    EXPECT_INT(vp_tmp_owner("a.tmp.x.0"), 0);
-    EXPECT_INT(vp_tmp_owner("a.tmp.0.1"), 0);
+    EXPECT_INT(vp_tmp_owner("a.tmp.-5.0" R16), 0);
+    EXPECT_INT(vp_tmp_owner("a.tmp.+5.0" R16), 0);
+    EXPECT_INT(vp_tmp_owner("a.tmp.x.0" R16), 0);
+    EXPECT_INT(vp_tmp_owner("a.tmp.0.1" R16), 0);
     EXPECT_INT(vp_tmp_owner("plain.o"), 0);
     /* the first ".tmp." that parses wins */
-    EXPECT_INT(vp_tmp_owner("a.tmp.b.tmp.42.1"), 42);
+    EXPECT_INT(vp_tmp_owner("a.tmp.b.tmp.42.1" R16), 42);
+    /* a user's files that merely hold ".tmp.PID.": never a temporary */
+    EXPECT_INT(vp_tmp_owner("parse.tmp.99999.c"), 0);
+    EXPECT_INT(vp_tmp_owner("report.tmp.1999.txt"), 0);
+    EXPECT_INT(vp_tmp_owner("f.c.o.tmp.424242.x"), 0);
+    EXPECT_INT(vp_tmp_owner("a.o.tmp.12.0"), 0);           /* no R */
+    EXPECT_INT(vp_tmp_owner("a.o.tmp.12.0" R16 "0"), 12);  /* N 00 */
+    EXPECT_INT(vp_tmp_owner("a.o.tmp.12.x" R16), 0);       /* N not digits */
+    EXPECT_INT(vp_tmp_owner("a.o.tmp.12.0" R16 ".dx"), 0); /* after .d */
+    EXPECT_INT(vp_tmp_owner("a.o.tmp.12.0ABCDEF0123456789"), 0); /* upper */
+    EXPECT_INT(vp_tmp_owner("a.o.tmp.12.r"), 0);
+    EXPECT_INT(vp_tmp_owner("a.o.tmp.12.r3.c"), 0);
 }
 
 static void sweep_removes_dead_writers_files_and_keeps_the_rest(void)
@@ -47,9 +64,9 @@ static void sweep_removes_dead_writers_files_and_keeps_the_rest(void)
     char *d = mock_tmpdir("vp");
     char dead[64], live[64], mine[64];
     pid_t gone = dead_pid();
-    snprintf(dead, sizeof dead, "sub/a.o.tmp.%ld.0", (long)gone);
-    snprintf(live, sizeof live, "a.o.tmp.%ld.0", (long)getppid());
-    snprintf(mine, sizeof mine, "b.o.tmp.%ld.3", (long)getpid());
+    snprintf(dead, sizeof dead, "sub/a.o.tmp.%ld.0" R16, (long)gone);
+    snprintf(live, sizeof live, "a.o.tmp.%ld.0" R16, (long)getppid());
+    snprintf(mine, sizeof mine, "b.o.tmp.%ld.3" R16, (long)getpid());
     mock_put(d, dead, "partial");
     mock_put(d, live, "a live writer's");
     mock_put(d, mine, "this process's");
@@ -73,9 +90,9 @@ static void sweep_enters_directories_not_links_to_them(void)
     char *other = mock_tmpdir("vp-other");
     char deep[96], there[64], link_name[64];
     pid_t gone = dead_pid();
-    snprintf(deep, sizeof deep, "a/b/c/d.o.tmp.%ld.1", (long)gone);
-    snprintf(there, sizeof there, "x.o.tmp.%ld.2", (long)gone);
-    snprintf(link_name, sizeof link_name, "l.o.tmp.%ld.3", (long)gone);
+    snprintf(deep, sizeof deep, "a/b/c/d.o.tmp.%ld.1" R16, (long)gone);
+    snprintf(there, sizeof there, "x.o.tmp.%ld.2" R16, (long)gone);
+    snprintf(link_name, sizeof link_name, "l.o.tmp.%ld.3" R16, (long)gone);
     mock_put(d, deep, "partial");
     mock_put(other, there, "another tree's");
     char *into = mock_path2(d, "linked");

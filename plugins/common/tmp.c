@@ -7,7 +7,9 @@
  * second interrupt) leaves the temporaries of the tools it had started
  * (and their .d depfiles). An instance sweeps its output directory at
  * create(): every such file whose PID is not a live process goes; a live
- * writer's (a concurrent run with another state directory) stay.
+ * writer's (a concurrent run with another state directory) stay. Only
+ * names of exactly those forms are temporaries (vp_tmp_owner): a user's
+ * "notes.tmp.1999.txt" under the output directory is not one.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -24,6 +26,29 @@
 
 #include "vp.h"
 
+/* 1 when `s` is what follows "PID." in a temporary's name, to its end:
+ * NR (vp_tmp_name: N decimal, R 16 lowercase hex digits) or rN (a
+ * restore's), then ".d" or nothing (a depfile beside a temporary). */
+static int tmp_suffix(const char *s)
+{
+    size_t n = 0;
+    if (s[0] == 'r') {
+        for (n = 1; s[n] >= '0' && s[n] <= '9'; n++)
+            ;
+        if (n == 1)
+            return 0;
+    } else {
+        size_t digits = 0;
+        for (; (s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f');
+             n++)
+            if (s[n] <= '9' && digits == n)
+                digits++;
+        if (n < 17 || digits < n - 16)
+            return 0; /* no N, or N not decimal, or no R */
+    }
+    return s[n] == '\0' || strcmp(s + n, ".d") == 0;
+}
+
 /* Contract in vp.h. */
 pid_t vp_tmp_owner(const char *base)
 {
@@ -32,7 +57,7 @@ pid_t vp_tmp_owner(const char *base)
         char *end;
         long pid = strtol(t + 5, &end, 10);
         if (end != t + 5 && *end == '.' && pid > 0 && t[5] != '-' &&
-            t[5] != '+')
+            t[5] != '+' && tmp_suffix(end + 1))
             return (pid_t)pid;
         t = strstr(t + 1, ".tmp.");
     }

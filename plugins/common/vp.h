@@ -139,11 +139,14 @@ VP_HIDDEN int vp_tmp_name(char *tmp, size_t size, const char *path,
  * ever written through. 0 or an errno value. */
 VP_HIDDEN int vp_tmp_create(char *tmp, size_t size, const char *path,
                             unsigned long *counter);
-/* The writer's pid in a base name holding ".tmp.PID.", or 0. */
+/* The writer's pid in a temporary's base name, or 0: one holding
+ * ".tmp.PID." followed, to its end, by NR as vp_tmp_name writes it (N
+ * decimal, R 16 lowercase hex digits) or by rN (the host's restores),
+ * either with ".d" after it or not. */
 VP_HIDDEN pid_t vp_tmp_owner(const char *base);
 /* Remove every file or link under `dir`, down to 64 levels (links to
- * directories are not followed), whose base name holds ".tmp.PID." with
- * PID not a live process: what a run killed outright left. A live
+ * directories are not followed), whose base name is a temporary's
+ * (vp_tmp_owner) with PID not a live process: what a run killed outright left. A live
  * writer's temporaries (a concurrent run) and this process's are kept.
  * Entries are told apart by readdir's types, with no stat per entry
  * unless the file system leaves a type unknown. Errors are ignored (a
