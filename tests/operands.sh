@@ -43,4 +43,20 @@ check "a link to a.c among the inputs links (exit 0)" test $? -eq 0
 check "... three objects built" test "$(built "$S/o4")" = 3
 check "... no object for the link's name" test ! -e "$O/alias.c.o"
 check "... the program runs" "$O/prog"
+
+# A target named like a file: the bare name is the target, any other
+# spelling of the file is the file (not the target its canonical name
+# happens to equal).
+rm -rf "$S/out" "$S/state" "$S/src/alias.c"
+mkdir -p "$S/src/prog"
+printf 'int main(void) { return 0; }\n' >"$S/src/prog/m.c"
+cc_ini "$S/t.ini"
+printf '[target.a.c]\nkind = executable\ninputs = prog/*.c\n' >>"$S/t.ini"
+vsched_run --config "$S/t.ini" ./a.c >"$S/o5" 2>&1
+check "./a.c with a target a.c builds the file (exit 0)" test $? -eq 0
+check "... its object, and no program" \
+    test -f "$O/a.c.o" -a ! -e "$O/a.c" -a ! -e "$O/prog/m.c.o"
+vsched_run --config "$S/t.ini" a.c >"$S/o6" 2>&1
+check "the bare name a.c builds the target (exit 0)" test $? -eq 0
+check "... the program" test -x "$O/a.c"
 finish

@@ -120,10 +120,12 @@ char *vr_build_batch_where(const vr_build *b)
                               : vr_strfmt("%s: ", s->path);
 }
 
-/* 1 when `name` names a target. */
-static int is_target(const vr_build *b, const char *name)
+/* Contract: see build.h. */
+long vr_build_operand_target(const vr_build *b, size_t i)
 {
-    return b->targets != NULL && vr_targets_find(b->targets, name) >= 0;
+    if (b->targets == NULL || (b->cli->is_file && b->cli->is_file[i]))
+        return -1;
+    return vr_targets_find(b->targets, b->cli->files[i]);
 }
 
 int vr_build_inputs(const vr_build *b, char ***names, size_t *n, char **err)
@@ -133,7 +135,7 @@ int vr_build_inputs(const vr_build *b, char ***names, size_t *n, char **err)
     *err = NULL;
     int named = 0;
     for (size_t i = 0; i < b->cli->n_files; i++)
-        if (!is_target(b, b->cli->files[i])) {
+        if (vr_build_operand_target(b, i) < 0) {
             names_push(names, n, vr_xstrdup(b->cli->files[i]));
             named = 1;
         }

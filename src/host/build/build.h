@@ -87,6 +87,10 @@ void vr_session_close(vr_session *ss);
 void vr_session_print_stats(FILE *out, vsched *s);
 void vr_session_print_counters(FILE *out, const vsched_stats *st);
 
+/* The target operand i of the command line names (an index into
+ * b->targets), or -1: a file operand (cli.is_file) is never a target. */
+long vr_build_operand_target(const vr_build *b, size_t i);
+
 /* Expand the build's inputs into source names (heap array of heap strings,
  * *n entries): the FILES of the command line that are not target names
  * if any, else [batch] inputs and every target's inputs (less its

@@ -122,18 +122,25 @@ static char *resolve(const vr_build *b, const char *op, char **err)
 }
 
 /* Contract: see operands.h. */
-int vr_operands_resolve(const vr_build *b, char ***files, char **err)
+int vr_operands_resolve(const vr_build *b, char ***files,
+                        unsigned char **is_file, char **err)
 {
     size_t n = b->cli->n_files;
     *files = vr_xcalloc(n + 1, sizeof **files);
+    *is_file = vr_xcalloc(n + 1, 1);
     *err = NULL;
     for (size_t i = 0; i < n; i++) {
         const char *op = b->cli->files[i];
-        if (b->targets != NULL && vr_targets_find(b->targets, op) >= 0)
+        if (b->targets != NULL && vr_targets_find(b->targets, op) >= 0) {
             (*files)[i] = vr_xstrdup(op);
-        else if (((*files)[i] = resolve(b, op, err)) == NULL) {
+            continue;
+        }
+        (*is_file)[i] = 1;
+        if (((*files)[i] = resolve(b, op, err)) == NULL) {
             vr_build_inputs_free(*files, i);
+            free(*is_file);
             *files = NULL;
+            *is_file = NULL;
             return VSCHED_ECONFIG;
         }
     }

@@ -19,9 +19,12 @@
 
 /* b->cli->files resolved into *files (n = b->cli->n_files, the same
  * order; each string and the array owned by the caller, freed with
- * vr_build_inputs_free). Returns 0, or VSCHED_ECONFIG with *err (caller
- * frees) saying which operand is wrong, why and what to do; *files is
- * then NULL. Does not print. */
-int vr_operands_resolve(const vr_build *b, char ***files, char **err);
+ * vr_build_inputs_free), and (*is_file)[i] set when operand i is a file
+ * (its spelling is no target's name; the array the caller's, free()).
+ * Returns 0, or VSCHED_ECONFIG with *err (caller frees) saying which
+ * operand is wrong, why and what to do; *files and *is_file are then
+ * NULL. Does not print. */
+int vr_operands_resolve(const vr_build *b, char ***files,
+                        unsigned char **is_file, char **err);
 
 #endif

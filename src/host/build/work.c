@@ -171,7 +171,7 @@ int vr_work_make(vr_work *w, const vr_build *b, char **err)
     unsigned char *sel = vr_xcalloc(t->n + 1, 1);
     int files = 0, targets = 0;
     for (size_t i = 0; i < b->cli->n_files; i++) {
-        long k = vr_targets_find(t, b->cli->files[i]);
+        long k = vr_build_operand_target(b, i);
         if (k >= 0) {
             mark(t, (size_t)k, sel);
             targets = 1;

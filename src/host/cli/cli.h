@@ -39,6 +39,10 @@ typedef struct vr_cli {
     char **files;         /* operands: source or target names
                                   (borrowed argv) */
     size_t n_files;
+    /* Set once the operands are resolved (vr_operands_resolve): 1 for
+     * each that names a file -- never a target then, even when its
+     * canonical name is a target's; NULL before. */
+    const unsigned char *is_file;
 } vr_cli;
 
 /* --color=auto|always|never. auto: on a terminal unless NO_COLOR is set

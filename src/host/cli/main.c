@@ -151,16 +151,19 @@ static int run_batch(const vr_cli *cli, const vr_settings *set,
      * sees only canonical names (operands.h). */
     vr_cli resolved = *cli;
     char **files = NULL, *err = NULL;
-    if (vr_operands_resolve(&b, &files, &err) != VSCHED_OK) {
+    unsigned char *is_file = NULL;
+    if (vr_operands_resolve(&b, &files, &is_file, &err) != VSCHED_OK) {
         fprintf(stderr, "vsched-run: %s\n", err);
         free(err);
         return VR_EXIT_USAGE;
     }
     resolved.files = files;
+    resolved.is_file = is_file;
     b.cli = &resolved;
     if (vr_coord_create(&b.coord, set->coordinator_threads) != VSCHED_OK) {
         fprintf(stderr, "vsched-run: cannot start coordinator threads\n");
         vr_build_inputs_free(files, cli->n_files);
+        free(is_file);
         return VR_EXIT_USAGE;
     }
     int status = cli->deps     ? vr_deps_run(&b)
@@ -170,6 +173,7 @@ static int run_batch(const vr_cli *cli, const vr_settings *set,
                                : vr_build_run(&b);
     vr_coord_destroy(b.coord);
     vr_build_inputs_free(files, cli->n_files);
+    free(is_file);
     return status;
 }
 
