@@ -59,4 +59,10 @@ check "... its object, and no program" \
 vsched_run --config "$S/t.ini" a.c >"$S/o6" 2>&1
 check "the bare name a.c builds the target (exit 0)" test $? -eq 0
 check "... the program" test -x "$O/a.c"
+
+# --deps lists each input once, however many ways it is spelt.
+vsched_run --config "$S/p.ini" --deps ./a.c a.c "$S/src/a.c" b.c >"$S/o7" 2>&1
+check "--deps with three spellings of a.c (exit 0)" test $? -eq 0
+check "... lists a.c once and b.c once" \
+    test "$(grep -c '^a.c:' "$S/o7")" -eq 1 -a "$(grep -c '^b.c:' "$S/o7")" -eq 1
 finish

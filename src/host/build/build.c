@@ -139,8 +139,10 @@ int vr_build_inputs(const vr_build *b, char ***names, size_t *n, char **err)
             names_push(names, n, vr_xstrdup(b->cli->files[i]));
             named = 1;
         }
-    if (named)
+    if (named) {
+        vr_build_dedupe(*names, n); /* canonical: one name per file */
         return VSCHED_OK;
+    }
     const vr_settings *s = b->settings;
     char *where = vr_build_batch_where(b);
     int rc = vr_build_expand(b, s->inputs, s->n_inputs, NULL, 0, where,
