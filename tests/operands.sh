@@ -65,4 +65,15 @@ vsched_run --config "$S/p.ini" --deps ./a.c a.c "$S/src/a.c" b.c >"$S/o7" 2>&1
 check "--deps with three spellings of a.c (exit 0)" test $? -eq 0
 check "... lists a.c once and b.c once" \
     test "$(grep -c '^a.c:' "$S/o7")" -eq 1 -a "$(grep -c '^b.c:' "$S/o7")" -eq 1
+
+# The root is a name too: printed escaped in what the operands' check says.
+E=$(printf '\033')
+mkdir -p "$S/r${E}[31mx"
+printf 'int e(void) { return 0; }\n' >"$S/r${E}[31mx/e.c"
+cc_ini "$S/e.ini"
+sed -i "s|^root = src|root = r${E}[31mx|" "$S/e.ini"
+vsched_run --config "$S/e.ini" nosuch.c >"$S/o8" 2>&1
+check "a missing FILE under a root named with ESC: exit 2" test $? -eq 2
+check "... the root printed escaped" grep -q 'r\\e\[31mx' "$S/o8"
+check "... no raw ESC byte in the output" sh -c "! grep -q '$E' '$S/o8'"
 finish

@@ -38,8 +38,12 @@ static void heard_diag(const vsched_ctx *ctx, vsched_severity sev,
 static char *where(const vr_build *b)
 {
     const char *root = b->settings->loader_root;
-    return root != NULL ? vr_strfmt("under %s", root)
-                        : vr_xstrdup("under the loader root");
+    if (root == NULL)
+        return vr_xstrdup("under the loader root");
+    vr_esc e = {0};
+    char *w = vr_strfmt("under %s", vr_esc_name(&e, root));
+    vr_esc_done(&e);
+    return w;
 }
 
 /* The message for an operand that names no file: a target it is close
@@ -90,10 +94,12 @@ static char *resolve(const vr_build *b, const char *op, char **err)
         *err = missing(b, shown, op);
     } else if (rc == VSCHED_EESCAPE) {
         const char *root = b->settings->loader_root;
+        vr_esc er = {0};
         *err = vr_strfmt("'%s' is outside the loader root%s%s: FILES name "
                          "sources under it",
                          shown, root != NULL ? " " : "",
-                         root != NULL ? root : "");
+                         root != NULL ? vr_esc_name(&er, root) : "");
+        vr_esc_done(&er);
     } else {
         *err = vr_strfmt("'%s': the loader cannot resolve it: %s", shown,
                          h.first != NULL   ? h.first
@@ -108,10 +114,12 @@ static char *resolve(const vr_build *b, const char *op, char **err)
         char *path = vr_path_join(root, name);
         struct stat st;
         if (path != NULL && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-            *err = vr_strfmt("'%s' is a directory under %s, not a source: "
+            char *w = where(b);
+            *err = vr_strfmt("'%s' is a directory %s, not a source: "
                              "name the files in it, or give a pattern in "
                              "[batch] inputs",
-                             shown, root);
+                             shown, w);
+            free(w);
             free(name);
             name = NULL;
         }
