@@ -80,6 +80,12 @@ check "the build after --clean --cache compiles everything" \
 vsched_run --config "$S/b.ini" --cache >"$S/e.out" 2>&1
 check "--cache without --clean is a usage error (exit 2)" test $? -eq 2
 check "... saying so" grep -q -- "--cache goes with --clean" "$S/e.out"
+mkdir -p "$S/out/keep" && : >"$S/out/keep/x.o"
+vsched_run --config "$S/b.ini" --clean src/d1/f0004.c >"$S/e2.out" 2>&1
+check "--clean with FILES is a usage error (exit 2)" test $? -eq 2
+check "... saying it takes none" grep -q -- "--clean removes every output and the state: it takes no FILES (got 'src/d1/f0004.c')" "$S/e2.out"
+check "... and removing nothing" test -e "$S/out/keep/x.o" -a -e "$S/state/state.db"
+rm -rf "$S/out/keep"
 
 # ---- a small cache is trimmed, least recently used first ---------------------------
 build "$S" bad-size --set cache.max_size=lots

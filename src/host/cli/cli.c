@@ -9,6 +9,7 @@
 #include <vsched/plugin.h>
 
 #include "cli/cli.h"
+#include "common/escape.h"
 #include "common/util.h"
 
 enum {
@@ -225,6 +226,15 @@ int vr_cli_parse(vr_cli *cli, int argc, char **argv, char **err)
     if (cli->clean_cache && !cli->clean) {
         *err = vr_strfmt("--cache goes with --clean (--clean --cache "
                          "removes the artifact cache too)");
+        vr_cli_free(cli);
+        return VSCHED_EINVAL;
+    }
+    if (cli->clean && cli->n_files > 0) {
+        vr_esc e = {0};
+        *err = vr_strfmt("--clean removes every output and the state: it "
+                         "takes no FILES (got '%s'); run it without them",
+                         vr_esc_name(&e, cli->files[0]));
+        vr_esc_done(&e);
         vr_cli_free(cli);
         return VSCHED_EINVAL;
     }
