@@ -76,4 +76,16 @@ vsched_run --config "$S/e.ini" nosuch.c >"$S/o8" 2>&1
 check "a missing FILE under a root named with ESC: exit 2" test $? -eq 2
 check "... the root printed escaped" grep -q 'r\\e\[31mx' "$S/o8"
 check "... no raw ESC byte in the output" sh -c "! grep -q '$E' '$S/o8'"
+
+# A root reached through a symbolic link: a missing file named by the
+# root's own spelling is missing, not outside it.
+ln -s src "$S/srclink"
+cc_ini "$S/k.ini"
+sed -i "s|^root = src|root = srclink|" "$S/k.ini"
+vsched_run --config "$S/k.ini" "$S/srclink/nosuch.c" >"$S/o9" 2>&1
+check "a missing FILE under a root given through a link: exit 2" test $? -eq 2
+check "... said to be missing, not outside the root" \
+    sh -c "grep -q 'is no target and no file' '$S/o9' && ! grep -q outside '$S/o9'"
+vsched_run --config "$S/k.ini" "$S/srclink/a.c" >"$S/o10" 2>&1
+check "an existing FILE spelt the same way builds (exit 0)" test $? -eq 0
 finish

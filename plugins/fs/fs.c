@@ -145,6 +145,28 @@ static char *fs_normalise(const char *name)
     return out;
 }
 
+/* A missing absolute name (`path`, writable): 1 when it would lie under
+ * the root -- textually, or once its directory is resolved (the root may
+ * be spelt through a symbolic link: the canonical root is not a prefix of
+ * that spelling). */
+static int fs_missing_inside(const fs_inst *fs, char *path)
+{
+    if (fs_under_root(fs, path) &&
+        fs_lexically_inside(path + fs->root_len) == 0)
+        return 1;
+    char *slash = strrchr(path, '/');
+    if (slash == NULL || slash == path)
+        return 0;
+    *slash = '\0';
+    char *dir = realpath(path, NULL);
+    *slash = '/';
+    if (dir == NULL)
+        return 0;
+    int inside = fs_under_root(fs, dir) && strcmp(slash + 1, "..") != 0;
+    free(dir);
+    return inside;
+}
+
 /* Resolve `name` to a confined path. Returns 0, VSCHED_EINVAL (empty name,
  * symlink loop, name too long), VSCHED_EESCAPE, VSCHED_ENOENT, VSCHED_EIO or
  * VSCHED_ENOMEM; no diagnostics. */
@@ -165,12 +187,11 @@ static int fs_resolve(const fs_inst *fs, const char *name, fs_path *out)
     if (n < 0 || (size_t)n >= sizeof joined)
         return VSCHED_EINVAL;
     char *abs = realpath(joined, NULL);
-    if (abs == NULL && name[0] == '/' &&
-        (!fs_under_root(fs, name) ||
-         fs_lexically_inside(name + fs->root_len) != 0))
+    int err = errno;
+    if (abs == NULL && name[0] == '/' && !fs_missing_inside(fs, joined))
         return VSCHED_EESCAPE; /* a missing absolute name outside the root */
     if (abs == NULL) {
-        switch (errno) {
+        switch (err) {
         case ENOENT:
         case ENOTDIR: return VSCHED_ENOENT;
         case ENOMEM: return VSCHED_ENOMEM;
