@@ -146,8 +146,9 @@ VP_HIDDEN int vp_tmp_create(char *tmp, size_t size, const char *path,
 VP_HIDDEN pid_t vp_tmp_owner(const char *base);
 /* Remove every file or link under `dir`, down to 64 levels (links to
  * directories are not followed), whose base name is a temporary's
- * (vp_tmp_owner) with PID not a live process: what a run killed outright left. A live
- * writer's temporaries (a concurrent run) and this process's are kept.
+ * (vp_tmp_owner) with PID not a live process: what a run killed
+ * outright left. A live writer's temporaries (a concurrent run) and this
+ * process's are kept.
  * Entries are told apart by readdir's types, with no stat per entry
  * unless the file system leaves a type unknown. Errors are ignored (a
  * missing dir has nothing to sweep). Returns how many files were
