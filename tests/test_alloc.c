@@ -549,8 +549,12 @@ static void a_batch_grows_each_table_once_and_only_for_new_names(void)
     free(reqs);
 }
 
-/* At most this many heap allocations per file for a whole run. */
-#define ALLOCS_PER_FILE 7.1
+/* At most this many heap allocations per file for a whole run. The count
+ * moves with the threads' interleaving (how many task objects are out at
+ * once before they are recycled): 7.07 to 7.08 at 4000 files on a quiet
+ * 2-core machine, 7.11 once under a concurrent test run; the budget
+ * leaves room for that and still catches one allocation more per task. */
+#define ALLOCS_PER_FILE 7.25
 
 /* One run of n files; *per_file: allocations per file from vsched_create
  * to the batch's release (after vsched_destroy); returns the allocations
