@@ -29,8 +29,8 @@
  *     files, and frees every one of them by the batch's release; its
  *     results, names included, are intact after vsched_destroy.
  *
- * Allocations are counted by wrapping malloc, calloc, realloc, strdup and
- * free at link time (-Wl,--wrap, mk/speed.am): every call the core's
+ * Allocations are counted by wrapping malloc, calloc, realloc, strdup,
+ * aligned_alloc and free at link time (-Wl,--wrap, mk/speed.am): every call the core's
  * objects and this test's host make, on any thread. Allocations made
  * inside libc (asprintf's) are not seen; a successful run makes none.
  */
@@ -57,11 +57,13 @@ void *__real_calloc(size_t k, size_t n);
 void *__real_realloc(void *p, size_t n);
 void __real_free(void *p);
 char *__real_strdup(const char *s);
+void *__real_aligned_alloc(size_t align, size_t n);
 void *__wrap_malloc(size_t n);
 void *__wrap_calloc(size_t k, size_t n);
 void *__wrap_realloc(void *p, size_t n);
 void __wrap_free(void *p);
 char *__wrap_strdup(const char *s);
+void *__wrap_aligned_alloc(size_t align, size_t n);
 
 static atomic_long n_allocs, n_frees;
 
@@ -98,6 +100,14 @@ void *__wrap_realloc(void *p, size_t n)
 char *__wrap_strdup(const char *s)
 {
     char *p = __real_strdup(s);
+    if (p != NULL)
+        atomic_fetch_add_explicit(&n_allocs, 1, memory_order_relaxed);
+    return p;
+}
+
+void *__wrap_aligned_alloc(size_t align, size_t n)
+{
+    void *p = __real_aligned_alloc(align, n);
     if (p != NULL)
         atomic_fetch_add_explicit(&n_allocs, 1, memory_order_relaxed);
     return p;

@@ -157,9 +157,9 @@ static int complete_one(vsched *s, vsched__task *t, vsched__pass *p)
     }
     int stage = (int)vsched__stage_of(n);
     if (t->ran)
-        atomic_fetch_add(&s->stage_runs[stage], 1);
+        vsched__count(&s->stage_runs[stage]);
     if (n->state != VSCHED__RUNNING || !identity_current(n)) {
-        atomic_fetch_add(&s->stale_refusals, 1);
+        vsched__count(&s->stale_refusals);
         vsched__task_retire(s, t, p);
         return 1;
     }
@@ -176,7 +176,7 @@ static int complete_one(vsched *s, vsched__task *t, vsched__pass *p)
     }
     int st = t->status;
     if (st == VSCHED_OK && !vsched__inputs_current(s, n, t, p)) {
-        atomic_fetch_add(&s->stale_refusals, 1);
+        vsched__count(&s->stale_refusals);
         vsched__task_retire(s, t, p);
         return 1;
     }
@@ -184,7 +184,7 @@ static int complete_one(vsched *s, vsched__task *t, vsched__pass *p)
         st = integrate_source(s, t, p);
     if (st != VSCHED_OK) {
         if (t->ran)
-            atomic_fetch_add(&s->stage_failures[stage], 1);
+            vsched__count(&s->stage_failures[stage]);
         char *msg =
             t->message != NULL ? t->message : strdup(vsched_strerror(st));
         t->message = NULL;

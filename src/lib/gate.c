@@ -229,7 +229,7 @@ void vsched__job_complete(vsched *s, vsched__task *t, vsched__pass *p)
     vsched__job_task_returned(s, n);
     if (n->state != VSCHED__RUNNING) {
         /* Ended meanwhile (a reset or teardown): nothing to publish. */
-        atomic_fetch_add(&s->stale_refusals, 1);
+        vsched__count(&s->stale_refusals);
         vsched__task_free(s, t);
         return;
     }

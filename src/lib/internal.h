@@ -68,6 +68,10 @@
  * (these are a few words). */
 #define VSCHED__TLS _Thread_local __attribute__((tls_model("initial-exec")))
 
+/* A cache line: what fields written by one thread and read by others
+ * without a lock are aligned to, so that they do not share one. */
+#define VSCHED__LINE 64
+
 /* Why a node failed: its reason, the dependency that failed, and the
  * executor's diagnostics of its run. All owned. */
 typedef struct vsched__outcome {
@@ -301,15 +305,32 @@ struct vsched {
     pthread_mutex_t serial_executor;
     pthread_mutex_t observer_lock; /* rank 0 */
 
-    atomic_int stopping;
-    atomic_uint_fast64_t class_seq;
+    /* Teardown began: written once, read without the lock by every runner
+     * between two tasks. On a cache line of its own (the scheduler is
+     * allocated VSCHED__LINE-aligned): next to the counters below, each
+     * read fetched the line back from the core that last counted. */
+    _Alignas(VSCHED__LINE) atomic_int stopping;
+    /* Counted by submitters without the lock. */
+    _Alignas(VSCHED__LINE) atomic_uint_fast64_t class_seq;
     atomic_uint_fast64_t submit_count;
     atomic_uint_fast64_t batch_submissions;
-    atomic_uint_fast64_t dedup_joins;
+    /* Counted under the scheduler lock only (vsched__count), read by
+     * vsched_stats without it. */
+    _Alignas(VSCHED__LINE) atomic_uint_fast64_t dedup_joins;
     atomic_uint_fast64_t stale_refusals;
     atomic_uint_fast64_t stage_runs[3];
     atomic_uint_fast64_t stage_failures[3];
 };
+
+/* Lock held: one more in a statistic that only the scheduler lock's
+ * holder writes. A relaxed load and store, not a locked read-modify-write:
+ * the lock orders the writers, and a reader without it sees some recent
+ * value whole. */
+static inline void vsched__count(atomic_uint_fast64_t *c)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
 
 /* ---- sched.c: the lock, handles ----------------------------------------- */
 VSCHED__HIDDEN void vsched__lock(vsched *s);

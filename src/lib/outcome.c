@@ -119,7 +119,7 @@ void vsched__waiter_add(vsched *s, vsched__node *n, vsched_handle *h,
                         vsched__pass *p)
 {
     if (n->waiters != NULL) {
-        atomic_fetch_add(&s->dedup_joins, 1);
+        vsched__count(&s->dedup_joins);
         if (h->on_join != NULL && !h->join_fired) {
             h->join_fired = 1; /* once, even across re-admissions */
             vsched__pass_join(p, h);

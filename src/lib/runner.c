@@ -119,6 +119,17 @@ void vsched__kick(vsched *s)
     }
 }
 
+/* The step a task of n runs: load, parse, Analysis, Artifact, job (the
+ * index of its moving average, s->step_ns). */
+static int step_of(const vsched__node *n, int phase)
+{
+    if (n->job != NULL)
+        return 4;
+    if (n->kind == VSCHED__K_SOURCE)
+        return phase ? 1 : 0;
+    return n->kind == VSCHED__K_ANALYSIS ? 2 : 3;
+}
+
 /* Take the best ready node of queue q (with `only`, of that key) and
  * start it: its task, or NULL. */
 static vsched__task *take_ready(vsched *s, int q, vsched__pass *p,
@@ -162,6 +173,7 @@ static vsched__task *take_ready(vsched *s, int q, vsched__pass *p,
             return NULL;
         }
         n->task = t;
+        t->step = (int8_t)step_of(n, t->phase); /* n is at hand here */
         vsched__node_start(n, now);
         vsched__node_unref(s, n); /* the task holds its own reference */
         return t;
@@ -223,15 +235,6 @@ typedef struct vsched__runner_batch {
 
 static _Thread_local runner_batch *running_batch;
 
-static int step_of(const vsched__node *n, int phase)
-{
-    if (n->job != NULL)
-        return 4;
-    if (n->kind == VSCHED__K_SOURCE)
-        return phase ? 1 : 0;
-    return n->kind == VSCHED__K_ANALYSIS ? 2 : 3;
-}
-
 static void run_ended(vsched__task *t, uint64_t *clock)
 {
     uint64_t end = vsched__now_ns();
@@ -244,7 +247,6 @@ static void run_ended(vsched__task *t, uint64_t *clock)
  * next); it becomes when it ended. */
 static void run_timed(vsched__task *t, uint64_t *clock)
 {
-    t->step = (int8_t)step_of(t->node, t->phase);
     vsched__task_execute(t);
     run_ended(t, clock);
 }
