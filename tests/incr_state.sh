@@ -112,10 +112,27 @@ while ! grep -q "waiting for" "$S/second.out" && [ $i -lt 500 ]; do
 done
 check "a second run without --no-wait says it waits" \
     grep -q "^vsched-run: waiting for $S/state: another vsched-run (pid [0-9]*) is using it$" "$S/second.out"
+# -q prints failures and the summary, nothing else: a third run waits
+# without saying so. It is known to wait once /proc/locks shows two
+# waiters on the lock file (the second run and it).
+start_bg "$S" third -q
+third_bg=$BG
+lock_ino=$(stat -c %i "$S/state/lock")
+i=0
+while [ "$(grep -c -- "-> .*:$lock_ino " /proc/locks)" -lt 2 ] && [ $i -lt 500 ]; do
+    sleep 0.02
+    i=$((i + 1))
+done
+check "a third run with -q waits for the lock too" \
+    test "$(grep -c -- "-> .*:$lock_ino " /proc/locks)" -eq 2
 wait "$first_bg"
 check "the first run finishes (exit 0)" test $? -eq 0
 wait "$second_bg"
 check "the second run then finishes (exit 0)" test $? -eq 0
+wait "$third_bg"
+check "the third run (-q) then finishes (exit 0)" test $? -eq 0
+check "... and never said it waited" \
+    test "$(grep -c "waiting for" "$S/third.out")" -eq 0
 same_list "the first run built the edit" "$want" "$(rebuilt "$S/first.json")"
 same_list "the second run, after it, had nothing to do" "" "$(rebuilt "$S/second.json")"
 

@@ -171,7 +171,7 @@ int vr_incr_open(vr_incr **out, const vr_build *b, vr_incr_early *early,
         in = vr_incr_new(b, dry);
         if (!dry)
             rc = vr_lock_take(&in->lock, in->state_dir, !b->cli->no_wait,
-                              b->err, msg);
+                              b->cli->verbosity < 0 ? NULL : b->err, msg);
         if (rc == VSCHED_OK)
             rc = vr_incr_open_state(in, msg);
     }

@@ -47,8 +47,9 @@ int vr_clean_run(const vr_build *b)
     vr_state *st = NULL;
     vr_snapshot snap;
     int status = VR_EXIT_USAGE;
-    if (vr_lock_take(&lock, state_dir, !b->cli->no_wait, b->err, &msg) !=
-            VSCHED_OK ||
+    if (vr_lock_take(&lock, state_dir, !b->cli->no_wait,
+                     b->cli->verbosity < 0 ? NULL : b->err,
+                     &msg) != VSCHED_OK ||
         vr_state_open(&st, state_dir, 0, &snap, b->err, &msg) != VSCHED_OK)
         goto out;
     /* outputs a killed run published without recording them first */

@@ -100,12 +100,14 @@ int vr_lock_take(vr_lock **out, const char *dir, int wait, FILE *err,
                              dir, pid);
             rc = VSCHED_EERR;
         } else {
-            long pid = vr_lock_holder(fd);
-            fprintf(err,
-                    "vsched-run: waiting for %s: another vsched-run "
-                    "(pid %ld) is using it\n",
-                    dir, pid);
-            fflush(err);
+            if (err != NULL) {
+                long pid = vr_lock_holder(fd);
+                fprintf(err,
+                        "vsched-run: waiting for %s: another vsched-run "
+                        "(pid %ld) is using it\n",
+                        dir, pid);
+                fflush(err);
+            }
             while (fcntl(fd, F_SETLKW, &fl) != 0) {
                 if (errno != EINTR) {
                     *msg =

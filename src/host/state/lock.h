@@ -23,7 +23,8 @@ typedef struct vr_lock vr_lock;
 
 /* Create `dir` (and its parents) when missing and lock dir/lock. When the
  * lock is held by another process: with `wait`, say so once on `err`
- * ("waiting for ...") and block until it is free; without, fail. Returns
+ * ("waiting for ..."; nothing when `err` is NULL, as for -q) and block
+ * until it is free; without, fail. Returns
  * 0 with *out set, or VSCHED_EERR (held, no wait) / VSCHED_EIO (cannot
  * create or lock) with *msg (heap) saying what, where and what to do. */
 int vr_lock_take(vr_lock **out, const char *dir, int wait, FILE *err,
