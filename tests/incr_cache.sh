@@ -46,12 +46,20 @@ mkdir "$S/objs-a"
     mkdir -p "$S/objs-a/$(dirname "$f")" && cp "$f" "$S/objs-a/$f"; done)
 
 # ---- --clean keeps the cache; the build after it restores everything -----------
+# A user's files beside the outputs, named like their temporaries but not
+# one of the forms executors write, stay.
+obj=$(cd "$S/out" && find . -name '*.o' | sort | head -n 1)
+printf 'mine\n' >"$S/out/$obj.tmp.keep"
+printf 'mine\n' >"$S/out/release/prog.tmp.backup"
 vsched_run --config "$S/b.ini" --clean >"$S/clean.out" 2>&1
 check "--clean exits 0" test $? -eq 0
 check "--clean says what it removed" \
     grep -q "^vsched-run: removed 25 outputs and the state in $S/state$" "$S/clean.out"
 check "--clean removes every object and the program" \
-    test -z "$(find "$S/out" -type f)"
+    test -z "$(find "$S/out" -type f ! -name '*.tmp.keep' ! -name '*.tmp.backup')"
+check "... and leaves the user's files named like temporaries" \
+    test -s "$S/out/$obj.tmp.keep" -a -s "$S/out/release/prog.tmp.backup"
+rm -f "$S/out/$obj.tmp.keep" "$S/out/release/prog.tmp.backup"
 check "--clean removes the state database" test ! -e "$S/state/state.db"
 check "--clean keeps the cache" test -d "$S/state/cache/objects"
 build "$S" after-clean

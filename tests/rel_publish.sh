@@ -112,6 +112,24 @@ rc=$?
 check "an output replaced after the kill is left alone (exit 0)" \
     sh -c "test $rc -eq 0 && grep -qx 'the user put this here' '$O/r.c.o' && ! grep -q removed '$S/o4d'"
 rm -f "$O/r.c.o"
+# Only files under [executor] out_dir are outputs: a note that describes
+# a user's file elsewhere exactly (stamps anyone can read) removes
+# nothing, neither by a run nor by --clean; not a source either.
+printf 'mine\n' >"$S/precious"
+{ note "$S/precious"; note "$S/src/b.c"; } >"$S/state/published"
+vsched_run --config "$S/p.ini" >"$S/o4e" 2>&1
+rc=$?
+check "a note naming a file outside out_dir removes nothing (exit 0)" \
+    sh -c "test $rc -eq 0 && test -e '$S/precious' && test -e '$S/src/b.c' && ! grep -q removed '$S/o4e'"
+mkdir -p "$S/forged" && cp -R "$S/state" "$S/p.ini" "$S/forged/"
+{ note "$S/precious"; note "$S/src/b.c"; } >"$S/forged/state/published"
+sed -i "s|^state_dir = .*|state_dir = $S/forged/state|" "$S/forged/p.ini"
+sed -i "s|^root = .*|root = $S/src|; s|^out_dir = .*|out_dir = $S/forged/out|" "$S/forged/p.ini"
+vsched_run --config "$S/forged/p.ini" --clean >"$S/o4f" 2>&1
+rc=$?
+check "... nor does --clean (exit 0)" \
+    sh -c "test $rc -eq 0 && test -e '$S/precious' && test -e '$S/src/b.c'"
+rm -rf "$S/forged"
 
 # The same kill, then --clean: the unrecorded output goes too.
 printf 'int m(void) { return 5; }\n' >"$S/src/m.c"
@@ -138,6 +156,29 @@ check "the file it points to is untouched" \
 check "the message names the journal and what to do" \
     grep -q "published is not a regular file.*remove it" "$S/o6"
 rm -f "$S/state/published"
+# Nor a second name of a user's file (a tree copied with cp -al): it is
+# not emptied, and nothing is appended to it.
+printf 'the user keeps notes here\n' >"$S/notes"
+ln "$S/notes" "$S/state/published"
+vsched_run --config "$S/p.ini" >"$S/o6b" 2>&1
+rc=$?
+check "a hard link at STATE_DIR/published: exit 2" test $rc -eq 2
+check "the file it links to is untouched" \
+    grep -qx 'the user keeps notes here' "$S/notes"
+check "the message says it is not the journal's own file" \
+    grep -q "published is not a regular file of its own.*remove it" "$S/o6b"
+rm -f "$S/state/published"
+# A FIFO or a directory there: the same one message, on stderr, once.
+for kind in fifo dir; do
+    if [ $kind = fifo ]; then mkfifo "$S/state/published"; else mkdir "$S/state/published"; fi
+    vsched_run --config "$S/p.ini" -q >"$S/o6c" 2>"$S/o6c.err"
+    rc=$?
+    check "a $kind at STATE_DIR/published: exit 2" test $rc -eq 2
+    check "... with nothing on stdout under -q" test ! -s "$S/o6c"
+    check "... and one line on stderr saying what to do" \
+        sh -c "test \$(wc -l <'$S/o6c.err') -eq 1 && grep -q 'published is not a regular file.*remove it' '$S/o6c.err'"
+    rm -rf "$S/state/published"
+done
 vsched_run --config "$S/p.ini" >"$S/o7" 2>&1
 check "with the link removed, the run builds (exit 0)" test $? -eq 0
 finish

@@ -2,7 +2,6 @@
  * clean -- --clean; see clean.h.
  */
 #include <errno.h>
-#include <glob.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,25 +15,22 @@
 #include "state/lock.h"
 #include "state/state.h"
 
-/* Remove `path` and its leftover temporaries (path.tmp.*); 1 when the
- * output itself was there. */
-static int vr_clean_output(const vr_build *b, const char *path)
+/* Remove the output `path` if it lies inside the output directory
+ * `out_real` (vr_path_inside: a record naming any other file is no
+ * output); 1 when it was there. Temporaries a killed run left beside it
+ * are not looked for here: the executor's sweep, which knows their exact
+ * names, removes them when the next build starts writing. */
+static int vr_clean_output(const vr_build *b, const char *out_real,
+                           const char *path)
 {
-    int had = 0;
+    if (out_real == NULL || !vr_path_inside(out_real, path))
+        return 0;
     if (unlink(path) == 0)
-        had = 1;
-    else if (errno != ENOENT)
+        return 1;
+    if (errno != ENOENT)
         fprintf(b->err, "vsched-run: cannot remove %s: %s\n", path,
                 strerror(errno));
-    char *pat = vr_strfmt("%s.tmp.*", path);
-    glob_t g;
-    if (glob(pat, GLOB_NOSORT, NULL, &g) == 0) {
-        for (size_t i = 0; i < g.gl_pathc; i++)
-            unlink(g.gl_pathv[i]);
-        globfree(&g);
-    }
-    free(pat);
-    return had;
+    return 0;
 }
 
 /* Contract: see clean.h. */
@@ -53,14 +49,19 @@ int vr_clean_run(const vr_build *b)
         vr_state_open(&st, state_dir, 0, &snap, b->err, &msg) != VSCHED_OK)
         goto out;
     /* outputs a killed run published without recording them first */
-    size_t removed =
-        vr_journal_settle(state_dir, &snap, 1, b->out, b->cli->verbosity < 0);
+    const char *out_dir = b->settings->out_dir;
+    size_t removed = vr_journal_settle(state_dir, out_dir, &snap, 1, b->out,
+                                       b->err, b->cli->verbosity < 0);
+    char *out_real = out_dir != NULL ? realpath(out_dir, NULL) : NULL;
     for (size_t i = 0; i < snap.n_art; i++)
         if (snap.art[i].out_path != NULL)
-            removed += (size_t)vr_clean_output(b, snap.art[i].out_path);
+            removed +=
+                (size_t)vr_clean_output(b, out_real, snap.art[i].out_path);
     for (size_t i = 0; i < snap.n_job; i++)
         if (snap.job[i].out_path != NULL)
-            removed += (size_t)vr_clean_output(b, snap.job[i].out_path);
+            removed +=
+                (size_t)vr_clean_output(b, out_real, snap.job[i].out_path);
+    free(out_real);
     vr_snapshot_free(&snap);
     vr_state_close(st);
     st = NULL;

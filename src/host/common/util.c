@@ -175,3 +175,23 @@ char *vr_path_dirname_abs(const char *path)
     free(dir);
     return abs;
 }
+
+/* Contract: see util.h. */
+int vr_path_inside(const char *dir_real, const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base != NULL ? base + 1 : path;
+    if (base[0] == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+        return 0;
+    char *parent = vr_path_dirname_abs(path);
+    char *real = realpath(parent, NULL);
+    free(parent);
+    if (real == NULL)
+        return 0;
+    size_t n = strlen(dir_real);
+    int inside =
+        strncmp(real, dir_real, n) == 0 &&
+        (real[n] == '\0' || real[n] == '/' || (n == 1 && dir_real[0] == '/'));
+    free(real);
+    return inside;
+}

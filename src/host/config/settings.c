@@ -95,6 +95,9 @@ static void vr_read_plugins(vr_settings *s, const vr_config *cfg)
         vr_schema_bool(vr_config_get(cfg, "executor", "isolate")) == 1;
     s->isolate_timeout =
         (long)vr_schema_int(cfg, "executor", "isolate_timeout", 0);
+    const char *out = vr_config_get(cfg, "executor", "out_dir");
+    if (out != NULL && out[0] != '\0')
+        s->out_dir = vr_path_join(vr_config_dir(cfg), out);
     const char *root = vr_config_get(cfg, "loader", "root");
     if (root != NULL) {
         s->loader_root = vr_path_join(vr_config_dir(cfg), root);
@@ -202,6 +205,7 @@ void vr_settings_free(vr_settings *s)
     vr_free_words(s->profiles, s->n_profiles);
     free(s->link);
     free(s->cache_dir);
+    free(s->out_dir);
     for (size_t i = 0; i < s->n_resources; i++)
         free(s->resources[i].name);
     free(s->resources);

@@ -64,6 +64,11 @@ typedef struct vr_settings {
      * is 1 (the incremental state tracks sources without a root). */
     char *loader_root;
     int loader_root_empty;
+    /* [executor] out_dir made absolute, or NULL when unset: where the
+     * bundled executors write every output (out_dir/PROFILE/...). The
+     * host removes files only under it (state/journal.h, cli/clean.c)
+     * and does not watch it. */
+    char *out_dir;
 
     /* [batch] */
     char **inputs; /* the patterns, split on blanks */

@@ -27,16 +27,21 @@ struct vr_journal {
 };
 
 /* The journal at `path`, opened with `flags` only if it is a regular
- * file: never through a symbolic link, never a FIFO or device (it is the
- * state directory's own file; what else is there is not ours to read,
- * write or empty). -1 with errno set, ENOTSUP for what is not one. */
+ * file of its own: never through a symbolic link, never a FIFO, device
+ * or directory, never a second name of some other file (a tree copied
+ * with cp -al). It is the state directory's own file; what else is there
+ * is not ours to read, write or empty. -1 with errno set, ENOTSUP for
+ * what is not one. */
 static int vr_journal_fd(const char *path, int flags)
 {
     int fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
-    if (fd < 0 && errno == ELOOP)
-        errno = ENOTSUP; /* the name is a symbolic link */
+    /* ELOOP: a symbolic link; EISDIR: a directory opened to write; ENXIO:
+     * a FIFO opened to write with no reader. */
+    if (fd < 0 && (errno == ELOOP || errno == EISDIR || errno == ENXIO))
+        errno = ENOTSUP;
     struct stat st;
-    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+    if (fd >= 0 &&
+        (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1)) {
         close(fd);
         fd = -1;
         errno = ENOTSUP;
@@ -52,9 +57,9 @@ int vr_journal_open(vr_journal **out, const char *state_dir, char **msg)
     *out = NULL;
     if (fd < 0) {
         *msg = errno == ENOTSUP
-                   ? vr_strfmt("%s is not a regular file: it is where "
-                               "vsched-run keeps its journal of outputs; "
-                               "remove it",
+                   ? vr_strfmt("%s is not a regular file of its own: it is "
+                               "where vsched-run keeps its journal of "
+                               "outputs; remove it",
                                path)
                    : vr_strfmt("cannot open %s: %s", path, strerror(errno));
         free(path);
@@ -177,20 +182,23 @@ static int vr_still_published(const char *path, const vr_stamp *noted)
 }
 
 /* Contract: see journal.h. */
-size_t vr_journal_settle(const char *state_dir, const vr_snapshot *snap,
-                         int all, FILE *out, int quiet)
+size_t vr_journal_settle(const char *state_dir, const char *out_dir,
+                         const vr_snapshot *snap, int all, FILE *out,
+                         FILE *err, int quiet)
 {
     char *file = vr_path_join(state_dir, VR_JOURNAL_FILE);
     size_t len = 0, removed = 0;
-    char *text = vr_read_all(file, &len);
+    char *out_real = out_dir != NULL ? realpath(out_dir, NULL) : NULL;
+    char *text = out_real != NULL ? vr_read_all(file, &len) : NULL;
     for (size_t at = 0; text != NULL && at < len;) {
         const char *note = text + at;
         size_t n = strnlen(note, len - at);
         at += n + 1;
         vr_stamp noted;
         const char *path = at > len ? NULL : vr_parse_note(note, &noted);
-        if (path == NULL || !vr_still_published(path, &noted))
-            continue; /* names nothing, or that file is gone or replaced */
+        if (path == NULL || !vr_still_published(path, &noted) ||
+            !vr_path_inside(out_real, path))
+            continue; /* names no output, or that file is gone or replaced */
         if ((all || !vr_vouched(snap, path)) && unlink(path) == 0) {
             removed++;
             if (!quiet) {
@@ -203,11 +211,12 @@ size_t vr_journal_settle(const char *state_dir, const vr_snapshot *snap,
         }
     }
     free(text);
-    /* Emptied only when it is the journal (vr_journal_open says what to
-     * do about anything else at its name). */
+    free(out_real);
+    /* Emptied only when it is the journal; one that cannot be opened is
+     * left as it is (vr_journal_open says what is wrong with it). */
     int fd = vr_journal_fd(file, O_WRONLY);
-    if (fd >= 0 ? ftruncate(fd, 0) != 0 : errno != ENOENT && errno != ENOTSUP)
-        fprintf(out, "vsched-run: cannot empty %s: %s\n", file,
+    if (fd >= 0 && ftruncate(fd, 0) != 0)
+        fprintf(err, "vsched-run: cannot empty %s: %s\n", file,
                 strerror(errno));
     if (fd >= 0)
         close(fd);

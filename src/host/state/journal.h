@@ -62,13 +62,20 @@ void vr_journal_close(vr_journal *j);
 
 /* Settle STATE_DIR/published as a run that did not record its outputs
  * (killed, or its state could not be written) left it: remove each noted
- * file that is still the one noted and that no record of `snap` vouches
- * for (every such file when `all`), saying "vsched-run: removed PATH
- * (published by an earlier run that did not record it)" on `out` unless
- * `quiet`, then empty the journal.
+ * file that is still the one noted, that lies inside `out_dir` (the
+ * settings' out_dir, vr_path_inside: a note naming any other file, which
+ * anyone who can stat it could forge, is no output) and that no record
+ * of `snap` vouches for (every such file when `all`), saying
+ * "vsched-run: removed PATH (published by an earlier run that did not
+ * record it)" on `out` unless `quiet`; then empty the journal (a failure
+ * to is said on `err`). Nothing is removed when out_dir is NULL or
+ * missing. Anything but the journal's own regular file at its name, or
+ * a journal that cannot be opened, is neither read nor emptied and is
+ * left for vr_journal_open to say what is wrong with it.
  * A missing journal is an empty one. Returns how many files were
  * removed. */
-size_t vr_journal_settle(const char *state_dir, const vr_snapshot *snap,
-                         int all, FILE *out, int quiet);
+size_t vr_journal_settle(const char *state_dir, const char *out_dir,
+                         const vr_snapshot *snap, int all, FILE *out,
+                         FILE *err, int quiet);
 
 #endif

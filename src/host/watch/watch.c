@@ -63,9 +63,8 @@ static size_t vr_watch_skips(const vr_build *b, char *skip[3])
     skip[n++] = vr_xstrdup(set->state_dir);
     if (set->cache_dir != NULL)
         skip[n++] = vr_xstrdup(set->cache_dir);
-    const char *out = vr_config_get(b->cfg, "executor", "out_dir");
-    if (out != NULL && out[0] != '\0')
-        skip[n++] = vr_path_join(vr_config_dir(b->cfg), out);
+    if (set->out_dir != NULL)
+        skip[n++] = vr_xstrdup(set->out_dir);
     return n;
 }
 
