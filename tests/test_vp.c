@@ -57,6 +57,14 @@ static void tmp_owner_reads_the_pid_of_tmp_pid_dot_only(void)
     EXPECT_INT(vp_tmp_owner("a.o.tmp.12.0ABCDEF0123456789"), 0); /* upper */
     EXPECT_INT(vp_tmp_owner("a.o.tmp.12.r"), 0);
     EXPECT_INT(vp_tmp_owner("a.o.tmp.12.r3.c"), 0);
+    /* The pid as vp_tmp_name writes it: decimal, no blank, sign or
+     * leading zero, and within pid_t (never truncated into another). */
+    EXPECT_INT(vp_tmp_owner("a.tmp. 4000000.0" R16), 0);
+    EXPECT_INT(vp_tmp_owner("a.tmp.\t4000000.0" R16), 0);
+    EXPECT_INT(vp_tmp_owner("a.tmp.004000000.0" R16), 0);
+    EXPECT_INT(vp_tmp_owner("a.tmp.4299967296.0" R16), 0); /* 2^32 + 5e6 */
+    EXPECT_INT(vp_tmp_owner("a.tmp.2147483648.r1"), 0);    /* INT_MAX + 1 */
+    EXPECT_INT(vp_tmp_owner("a.tmp.2147483647.r1"), 2147483647);
 }
 
 static void sweep_removes_dead_writers_files_and_keeps_the_rest(void)

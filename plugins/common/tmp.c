@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,14 +53,20 @@ static int tmp_suffix(const char *s)
 /* Contract in vp.h. */
 pid_t vp_tmp_owner(const char *base)
 {
-    const char *t = strstr(base, ".tmp.");
-    while (t != NULL) {
-        char *end;
-        long pid = strtol(t + 5, &end, 10);
-        if (end != t + 5 && *end == '.' && pid > 0 && t[5] != '-' &&
-            t[5] != '+' && tmp_suffix(end + 1))
+    for (const char *t = strstr(base, ".tmp."); t != NULL;
+         t = strstr(t + 1, ".tmp.")) {
+        /* The pid as vp_tmp_name prints it: a digit 1-9 first, then
+         * digits, within pid_t (INT_MAX on Linux) -- no blank, sign or
+         * leading zero, and never a larger number truncated. */
+        const char *d = t + 5;
+        long long pid = 0; /* at most 10 * INT_MAX + 9 */
+        size_t n = 0;
+        if (*d < '1' || *d > '9')
+            continue;
+        for (; d[n] >= '0' && d[n] <= '9' && pid <= INT_MAX; n++)
+            pid = pid * 10 + (d[n] - '0');
+        if (pid <= INT_MAX && d[n] == '.' && tmp_suffix(d + n + 1))
             return (pid_t)pid;
-        t = strstr(t + 1, ".tmp.");
     }
     return 0;
 }

@@ -140,8 +140,9 @@ VP_HIDDEN int vp_tmp_name(char *tmp, size_t size, const char *path,
 VP_HIDDEN int vp_tmp_create(char *tmp, size_t size, const char *path,
                             unsigned long *counter);
 /* The writer's pid in a temporary's base name, or 0: one holding
- * ".tmp.PID." followed, to its end, by NR as vp_tmp_name writes it (N
- * decimal, R 16 lowercase hex digits) or by rN (the host's restores),
+ * ".tmp.PID." (PID decimal as printed: no sign, blank or leading zero,
+ * at most INT_MAX) followed, to its end, by NR as vp_tmp_name writes it
+ * (N decimal, R 16 lowercase hex digits) or by rN (the host's restores),
  * either with ".d" after it or not. */
 VP_HIDDEN pid_t vp_tmp_owner(const char *base);
 /* Remove every file or link under `dir`, down to 64 levels (links to
