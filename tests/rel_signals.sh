@@ -109,6 +109,14 @@ live=$!
 : >"$S/build/hello/release/src/x.o.tmp.$live.00123456789abcdef"
 echo 0 >"$S/delay"
 rm -f "$S"/pids/*
+# The modes that write nothing remove nothing either: the executor sweeps
+# when it first writes an output, not when it is created.
+before=$(tmps)
+for mode in -n --compdb --graph --deps; do
+    vsched_run --config "$ini" $mode >"$S/dry.out" 2>&1
+    check "$mode succeeds" test $? -eq 0
+    check "... and leaves the dead run's temporaries" test "$(tmps)" -eq "$before"
+done
 vsched_run --config "$ini" >"$S/next.out" 2>&1
 rc=$?
 check "the next run succeeds" test $rc -eq 0

@@ -240,6 +240,7 @@ static void cc_destroy(void *inst)
     free(cc->root);
     free(cc->out_dir);
     pthread_mutex_destroy(&cc->lock);
+    vp_sweep_gate_fini(&cc->sweep);
     free(cc);
 }
 
@@ -295,6 +296,7 @@ static int cc_create(const vsched_ctx *ctx, const vsched_config *cfg,
     if (cc == NULL)
         return VSCHED_ENOMEM;
     pthread_mutex_init(&cc->lock, NULL);
+    vp_sweep_gate_init(&cc->sweep);
     cc->cfg = cfg;
     char why[PATH_MAX + 128], msg[PATH_MAX + 160];
     const char *err = cc_configure(cc, cfg, why, sizeof why);
@@ -304,7 +306,6 @@ static int cc_create(const vsched_ctx *ctx, const vsched_config *cfg,
         cc_destroy(cc);
         return VSCHED_ECONFIG;
     }
-    vp_sweep_stale(cc->out_dir);
     *inst = cc;
     return VSCHED_OK;
 }

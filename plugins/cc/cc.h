@@ -61,6 +61,7 @@ typedef struct cc_inst {
     pthread_mutex_t lock;
     cc_profile *profiles;  /* guarded by lock */
     unsigned long counter; /* temporary-name counter (atomic ops) */
+    vp_sweep_gate sweep;   /* out_dir swept before the first output */
     int have_identity;     /* guarded by lock: identity is computed */
     int identity_rc;       /* guarded by lock: its status */
     uint64_t identity;     /* guarded by lock: the compiler's identity */

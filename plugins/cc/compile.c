@@ -127,6 +127,7 @@ static int cc_paths(cc_inst *cc, const vsched_ctx *ctx, const char *file,
     rc = vp_mkdirs(ctx, file, path);
     if (rc != VSCHED_OK)
         return rc;
+    vp_sweep_once(&cc->sweep, cc->out_dir); /* what a killed run left */
     int err = vp_tmp_create(tmp, sizeof tmp, path, &cc->counter);
     if (err != 0) {
         vp_diagf(ctx, VSCHED_SEV_ERROR, file, 0,

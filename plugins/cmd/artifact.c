@@ -41,6 +41,7 @@ static int out_paths(cmd_inst *cmd, const vsched_ctx *ctx,
                  "cmd: the output path is too long");
         return VSCHED_EINVAL;
     }
+    vp_sweep_once(&cmd->sweep, cmd->out_dir); /* what a killed run left */
     vp_tmp_name(tmp, sizeof tmp, path, &cmd->counter); /* fits: path does */
     int rc = vp_mkdirs(ctx, in->name, path);
     if (rc != VSCHED_OK)

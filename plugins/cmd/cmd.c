@@ -187,6 +187,7 @@ static void cmd_destroy(void *inst)
     free(cmd->key_vals);
     free(cmd->root);
     free(cmd->out_dir);
+    vp_sweep_gate_fini(&cmd->sweep);
     free(cmd);
 }
 
@@ -385,6 +386,7 @@ static int cmd_create(const vsched_ctx *ctx, const vsched_config *cfg,
     cmd_inst *cmd = calloc(1, sizeof *cmd);
     if (cmd == NULL)
         return VSCHED_ENOMEM;
+    vp_sweep_gate_init(&cmd->sweep);
     cmd->cfg = cfg;
     char why[PATH_MAX + 1024], msg[PATH_MAX + 1100];
     const char *err = configure(cmd, cfg, why, sizeof why);
@@ -395,7 +397,6 @@ static int cmd_create(const vsched_ctx *ctx, const vsched_config *cfg,
         cmd_destroy(cmd);
         return VSCHED_ECONFIG;
     }
-    vp_sweep_stale(cmd->out_dir); /* what a killed run's tools left */
     *inst = cmd;
     return VSCHED_OK;
 }

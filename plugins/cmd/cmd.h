@@ -140,6 +140,7 @@ typedef struct cmd_inst {
     const char **key_vals;
     uint64_t config_hash;  /* templates, regex and executor-wide values */
     unsigned long counter; /* temporary-name counter (atomic ops) */
+    vp_sweep_gate sweep;   /* out_dir swept before the first output */
 } cmd_inst;
 
 /* The snapshot of one source: its dependencies, in first-seen order. One

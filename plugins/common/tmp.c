@@ -172,3 +172,29 @@ int vp_tmp_create(char *tmp, size_t size, const char *path,
     }
     return EEXIST;
 }
+
+/* Contract in vp.h. */
+void vp_sweep_gate_init(vp_sweep_gate *g)
+{
+    pthread_mutex_init(&g->lock, NULL);
+    atomic_init(&g->done, 0);
+}
+
+/* Contract in vp.h. */
+void vp_sweep_gate_fini(vp_sweep_gate *g)
+{
+    pthread_mutex_destroy(&g->lock);
+}
+
+/* Contract in vp.h. */
+void vp_sweep_once(vp_sweep_gate *g, const char *dir)
+{
+    if (atomic_load_explicit(&g->done, memory_order_acquire))
+        return;
+    pthread_mutex_lock(&g->lock);
+    if (!atomic_load_explicit(&g->done, memory_order_relaxed)) {
+        vp_sweep_stale(dir);
+        atomic_store_explicit(&g->done, 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&g->lock);
+}

@@ -21,6 +21,8 @@
 #ifndef VSCHED_PLUGINS_COMMON_VP_H
 #define VSCHED_PLUGINS_COMMON_VP_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -155,5 +157,19 @@ VP_HIDDEN pid_t vp_tmp_owner(const char *base);
  * missing dir has nothing to sweep). Returns how many files were
  * removed. */
 VP_HIDDEN size_t vp_sweep_stale(const char *dir);
+
+/* vp_sweep_stale once per gate: an executor sweeps when it first writes
+ * an output, not when it is created, so a run that writes nothing (-n,
+ * --compdb, --graph, --deps) removes nothing either. The first caller
+ * sweeps while later ones wait for it; then every call is one atomic
+ * load. vp_sweep_gate_init before the first, vp_sweep_gate_fini after
+ * the last. */
+typedef struct vp_sweep_gate {
+    pthread_mutex_t lock; /* a leaf: held for the sweep only */
+    atomic_int done;
+} vp_sweep_gate;
+VP_HIDDEN void vp_sweep_gate_init(vp_sweep_gate *g);
+VP_HIDDEN void vp_sweep_gate_fini(vp_sweep_gate *g);
+VP_HIDDEN void vp_sweep_once(vp_sweep_gate *g, const char *dir);
 
 #endif

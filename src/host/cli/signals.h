@@ -27,7 +27,8 @@
  * the process group of every child (plugins run tools in groups of their
  * own, which a signal to vsched-run's group does not reach): SIGTERM,
  * SIGKILL after VR_SIG_REAP_MS; partial outputs they leave are removed by
- * the next run (cc sweeps its out_dir for temporaries of dead runs).
+ * the next run that writes (cc and cmd sweep their out_dir for
+ * temporaries of dead runs before their first output).
  *
  * SIGPIPE and SIGXFSZ are ignored: a closed standard output does not stop
  * the build (what it prints is dropped, quietly), and a write past
