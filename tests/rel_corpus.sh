@@ -139,6 +139,8 @@ t "profile named ''" 2 "profile name '' is empty" "$K" "$K" --config b.ini --pro
 t "profile named .. in [batch]" 2 "profile name '\.\.' is '\.' or '\.\.' \(from \[batch\] profiles\)" \
     "sed -i 's|^profiles = release|profiles = release ..|' b.ini" "$K"
 t "inputs matching nothing" 2 "\*\.zz.*matches no file" "sed -i 's|^inputs = .*|inputs = *.zz|' b.ini" "$K"
+t "an input name naming no file" 2 "pattern 'nothere\.c' matches no file under" "sed -i 's|^inputs = .*|inputs = *.c nothere.c|' b.ini" "$K"
+t "... also for -n" 2 "pattern 'nothere\.c' matches no file under" "sed -i 's|^inputs = .*|inputs = *.c nothere.c|' b.ini" "$K" --config b.ini -n
 # (root reads any directory: a symlink loop is one no one can read)
 t "an unreadable directory under a glob" 2 "pattern 'ld/\*\.c': cannot read directory [^ ]*/src/ld: Too many levels of symbolic links" \
     "ln -s ld src/ld; sed -i 's|^inputs = .*|inputs = *.c ld/*.c|' b.ini" "rm -f src/ld"

@@ -2,8 +2,10 @@
  * build -- the inputs and profiles of a build, and the scheduler session;
  * see build.h. The run itself is cli/run.c; its batch, batch.c.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -71,6 +73,17 @@ vsched_executor_binding vr_build_stages(const vr_build *b)
     return b->stages.ops != NULL ? b->stages : b->executor;
 }
 
+/* 1 when `name`, under `root`, is no file at all: absent (a dangling
+ * link too), or below something that is not a directory. */
+static int vr_names_nothing(const char *root, const char *name)
+{
+    char *path = vr_path_join(root, name);
+    struct stat st;
+    int none = stat(path, &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
+    free(path);
+    return none;
+}
+
 /* Contract: see build.h. */
 int vr_build_expand(const vr_build *b, char *const *pats, size_t n_pats,
                     char *const *excl, size_t n_excl, const char *where,
@@ -82,6 +95,14 @@ int vr_build_expand(const vr_build *b, char *const *pats, size_t n_pats,
     for (size_t i = 0; i < n_pats; i++) {
         const char *pat = pats[i];
         if (root == NULL || !vr_glob_has_wildcard(pat)) {
+            /* A name: under a root, one naming no file is an error as a
+             * pattern matching nothing is (the loader says why one it
+             * cannot read fails). */
+            if (root != NULL && vr_names_nothing(root, pat)) {
+                *err = vr_strfmt("%s%s: pattern '%s' matches no file under %s",
+                                 where, what, pat, root);
+                return VSCHED_ECONFIG;
+            }
             names_push(names, n, vr_xstrdup(pat));
             continue;
         }
