@@ -394,4 +394,22 @@ check "and a bad expression is an error" grep -q "expected a number" "$S/ex.err"
 vsched_run --config "$S/ex/conf/calc.ini" >"$S/ex2.out" 2>&1
 check "rebuilding it has nothing to do" \
     test "$(cat "$S/ex2.out")" = "vsched-run: nothing to do"
+
+# ---- a target named like the object of one of its inputs ---------------------------------------
+# [target.a.c.o] would be written over out_dir/PROFILE/a.c.o, the object
+# it links: refused with a message, the object left as compiled.
+C=$S/collide
+mkdir -p "$C/src"
+echo 'int main(void) { return 0; }' >"$C/src/a.c"
+cc_ini "$C/c.ini"
+printf '[target.a.c.o]\nkind = executable\ninputs = a.c\n' >>"$C/c.ini"
+sed -i '/^\[batch\]/,/^profiles/d' "$C/c.ini"
+vsched_run --config "$C/c.ini" >"$C/1.out" 2>&1
+rc=$?
+cat "$C/1.out"
+check "a target whose output is its input's object fails (exit 1)" test $rc -eq 1
+check "... saying which object it would replace" \
+    grep -q "output of target 'a.c.o'.*is the object of a.c" "$C/1.out"
+check "... and the object is still an object (ELF type REL)" \
+    test "$(od -An -t u2 -j 16 -N 2 "$C/out/release/a.c.o" | tr -d ' ')" = 1
 finish

@@ -11,6 +11,7 @@
 
 #include "build/bind.h"
 #include "build/contract.h"
+#include "common/escape.h"
 #include "common/strmap.h"
 #include "common/util.h"
 #include "config/plugin_host.h"
@@ -486,6 +487,34 @@ static int vr_covers(const vsched_job_in *in, char **paths, size_t n)
     return 1;
 }
 
+/* A link's output is one of the files it links: a target named like the
+ * object of one of its inputs ([target.a.c.o] with a.c), whose program
+ * would replace that object. VSCHED_EINVAL with a diagnostic (the core
+ * then drops the temporary: nothing is published), else VSCHED_OK.
+ * who[i] names what paths[i] is the output of. */
+static int vr_job_clash(const vsched_ctx *ctx, const vsched_job_in *in,
+                        char *const *paths, const char *const *who, size_t n,
+                        const char *out_path)
+{
+    for (size_t i = 0; out_path != NULL && i < n; i++) {
+        if (strcmp(paths[i], out_path) != 0)
+            continue;
+        vr_esc e1 = {0}, e2 = {0}, e3 = {0};
+        char *msg =
+            vr_strfmt("the output of target '%s' (%s) is the object "
+                      "of %s, which it links: rename the target",
+                      vr_esc_name(&e1, in->name), vr_esc_name(&e2, out_path),
+                      vr_esc_name(&e3, who[i]));
+        vr_esc_done(&e1);
+        vr_esc_done(&e2);
+        vr_esc_done(&e3);
+        ctx->diag(ctx, VSCHED_SEV_ERROR, in->name, 0, msg);
+        free(msg);
+        return VSCHED_EINVAL;
+    }
+    return VSCHED_OK;
+}
+
 static int w_job(void *inst, const vsched_ctx *ctx, const vsched_job_in *in,
                  vsched_artifact_out *out)
 {
@@ -498,16 +527,17 @@ static int w_job(void *inst, const vsched_ctx *ctx, const vsched_job_in *in,
         return b->o.executor.ops->job(b->o.executor.inst, ctx, in, out);
     size_t room = lp->n_inputs + lp->n_libs + 1;
     char **paths = vr_xcalloc(room, sizeof *paths);
+    const char **who = vr_xcalloc(room, sizeof *who);
     uint64_t *hashes = vr_xcalloc(room, sizeof *hashes);
     size_t n = 0;
     for (size_t i = 0; i < lp->n_inputs; i++)
         if (vr_object(b, lp->inputs[i], lp->obj_profile, &paths[n],
                       &hashes[n]))
-            n++;
+            who[n++] = lp->inputs[i];
     for (size_t i = 0; i < lp->n_libs; i++)
         if (vr_job_output(b, lp->lib_kinds[i], lp->lib_names[i], in->profile,
                           &paths[n], &hashes[n]))
-            n++;
+            who[n++] = lp->lib_names[i];
     vsched_job_in ordered = *in;
     if (vr_covers(in, paths, n)) {
         ordered.inputs = (const char *const *)paths;
@@ -541,6 +571,8 @@ static int w_job(void *inst, const vsched_ctx *ctx, const vsched_job_in *in,
         cap.started_wall_ns = vr_wall_ns();
         uint64_t t0 = vr_mono_ns();
         rc = b->o.executor.ops->job(b->o.executor.inst, ctx, &ordered, &mine);
+        if (rc == VSCHED_OK)
+            rc = vr_job_clash(ctx, in, paths, who, n, mine.path);
         cap.duration_ns = vr_mono_ns() - t0;
         vr_take_deps(ctx, &mine, &cap);
         out->path = mine.path;
@@ -562,6 +594,7 @@ static int w_job(void *inst, const vsched_ctx *ctx, const vsched_job_in *in,
     for (size_t i = 0; i < n; i++)
         free(paths[i]);
     free(paths);
+    free(who);
     free(hashes);
     return rc;
 }
