@@ -106,4 +106,15 @@ sz=$(find "$S/state/cache/objects" -type f -printf '%s\n' | awk '{ s += $1 } END
 check "a 20K cache holds at most 20K of objects ($sz bytes)" test "$sz" -le 20480 -a "$sz" -gt 0
 check "... and stored every object on the way" \
     test "$(jq .stats.cache.stored "$S/small.json")" -eq 24
+
+# ---- --clean after the sources went --------------------------------------------------
+# --clean reads the state and removes outputs: it needs neither plugin, so
+# a tree whose loader root is gone can still be cleaned.
+mv "$S/tree" "$S/tree.away"
+vsched_run --config "$S/b.ini" --clean >"$S/gone.out" 2>&1
+rc=$?
+cat "$S/gone.out"
+check "--clean with the loader root gone succeeds (exit 0)" test $rc -eq 0
+check "... and removes the outputs" test -z "$(find "$S/out" -type f)"
+mv "$S/tree.away" "$S/tree"
 finish

@@ -20,6 +20,7 @@
 #include "build/isolate.h"
 #include "build/operands.h"
 #include "build/work.h"
+#include "cli/clean.h"
 #include "cli/cli.h"
 #include "cli/compdb.h"
 #include "cli/find_config.h"
@@ -229,6 +230,21 @@ static int run(const vr_cli *cli)
         vr_settings_free(&set);
         vr_config_free(cfg);
         return rc == VSCHED_OK ? VR_EXIT_OK : VR_EXIT_USAGE;
+    }
+    if (cli->clean) {
+        /* The state and the outputs under out_dir only: no plugin is
+         * loaded, so a tree whose loader root is gone can be cleaned. */
+        vr_build cb = {.cli = cli,
+                       .settings = &set,
+                       .cfg = cfg,
+                       .out = stdout,
+                       .err = stderr,
+                       .targets = &targets};
+        int rc = vr_clean_run(&cb);
+        vr_targets_free(&targets);
+        vr_settings_free(&set);
+        vr_config_free(cfg);
+        return rc;
     }
     loaded l = {0};
     int status = VR_EXIT_USAGE;

@@ -25,7 +25,6 @@
 #include "build/plan.h"
 #include "build/remote.h"
 #include "build/work.h"
-#include "cli/clean.h"
 #include "cli/progress.h"
 #include "cli/report.h"
 #include "cli/run.h"
@@ -521,8 +520,6 @@ static int check_names(const vr_build *b, char **profiles, size_t n)
 /* Contract: see build.h. */
 int vr_build_run(const vr_build *b)
 {
-    if (b->cli->clean)
-        return vr_clean_run(b);
     double t0 = vr_now_s();
     char *err = NULL;
     /* The state is read and the executor's identity asked while the
