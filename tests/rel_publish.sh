@@ -130,6 +130,30 @@ rc=$?
 check "... nor does --clean (exit 0)" \
     sh -c "test $rc -eq 0 && test -e '$S/precious' && test -e '$S/src/b.c'"
 rm -rf "$S/forged"
+# Nor through a link inside out_dir: "out/release/x/../f" is resolved as
+# the kernel resolves it, through x, so it names a file outside.
+mkdir -p "$S/outside/sub"
+printf 'mine\n' >"$S/outside/victim"
+ln -s "$S/outside/sub" "$O/x"
+note "$S/outside/victim" | sed "s|$S/outside/victim|$O/x/../victim|" >"$S/state/published"
+vsched_run --config "$S/p.ini" >"$S/o4g" 2>&1
+rc=$?
+check "a note leaving out_dir through a link and .. removes nothing (exit 0)" \
+    sh -c "test $rc -eq 0 && test -e '$S/outside/victim' && ! grep -q removed '$S/o4g'"
+# A record of the state database is no more trusted: the output of a file
+# that left the inputs, as recorded, is removed only under out_dir.
+if command -v sqlite3 >/dev/null 2>&1; then
+    sqlite3 "$S/state/state.db" "INSERT INTO artifacts SELECT 'gone.c', profile, key, config, tool, deps, '$S/precious', out_mtime_ns, out_ctime_ns, out_size, out_ino, out_hash, duration_ns FROM artifacts LIMIT 1; INSERT INTO artifacts SELECT 'gone2.c', profile, key, config, tool, deps, '$O/x/../victim', out_mtime_ns, out_ctime_ns, out_size, out_ino, out_hash, duration_ns FROM artifacts LIMIT 1;"
+    vsched_run --config "$S/p.ini" >"$S/o4h" 2>&1
+    rc=$?
+    cat "$S/o4h"
+    check "a record naming a file outside out_dir: the run keeps it (exit 0)" \
+        sh -c "test $rc -eq 0 && test -e '$S/precious' && test -e '$S/outside/victim'"
+    check "... and says so" grep -q "^vsched-run: kept $S/precious: it is not under \[executor\] out_dir$" "$S/o4h"
+else
+    fail "sqlite3 is not installed (tools/setup installs it)"
+fi
+rm -f "$O/x"
 
 # The same kill, then --clean: the unrecorded output goes too.
 printf 'int m(void) { return 5; }\n' >"$S/src/m.c"
@@ -179,6 +203,14 @@ for kind in fifo dir; do
         sh -c "test \$(wc -l <'$S/o6c.err') -eq 1 && grep -q 'published is not a regular file.*remove it' '$S/o6c.err'"
     rm -rf "$S/state/published"
 done
+# --clean too refuses a journal that is not its own file, removing nothing.
+mkfifo "$S/state/published"
+vsched_run --config "$S/p.ini" --clean >"$S/o6d" 2>&1
+rc=$?
+check "--clean with a FIFO at STATE_DIR/published: exit 2" test $rc -eq 2
+check "... saying what to do" grep -q "published is not a regular file.*remove it" "$S/o6d"
+check "... and removing nothing" test -e "$S/state/state.db"
+rm -f "$S/state/published"
 vsched_run --config "$S/p.ini" >"$S/o7" 2>&1
 check "with the link removed, the run builds (exit 0)" test $? -eq 0
 finish

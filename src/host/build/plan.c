@@ -9,6 +9,7 @@
 #include <vsched/plugin.h>
 
 #include "build/plan.h"
+#include "common/escape.h"
 #include "common/strmap.h"
 #include "common/util.h"
 #include "config/plugin_host.h"
@@ -316,34 +317,61 @@ void vr_plan_make(vr_plan *p, vr_incr *in, const vr_work *w)
         vr_plan_removed(p, in, w->profiles, w->n_profiles, w->n_base_profiles);
 }
 
-/* Remove one output that left the build; say so. */
-static void vr_remove_output(const vr_removal *r, FILE *out, int quiet)
+/* Remove one output that left the build, if it lies inside the output
+ * directory `out_real` (vr_path_resolve_inside: a record naming any other
+ * file is no output, and is kept); say so. */
+static void vr_remove_output(const vr_removal *r, const char *out_real,
+                             FILE *out, int quiet)
 {
-    if (r->out_path == NULL || unlink(r->out_path) != 0) {
-        if (r->out_path != NULL && errno != ENOENT)
-            fprintf(out, "vsched-run: cannot remove %s: %s\n", r->out_path,
-                    strerror(errno));
+    if (r->out_path == NULL)
+        return;
+    errno = EXDEV; /* no out_dir: nothing is under it */
+    char *at = out_real != NULL ? vr_path_resolve_inside(out_real, r->out_path)
+                                : NULL;
+    if (at == NULL) {
+        if (errno == EXDEV && !quiet) {
+            fputs("vsched-run: kept ", out);
+            vr_put_name(out, r->out_path);
+            fputs(": it is not under [executor] out_dir\n", out);
+        }
         return;
     }
-    if (quiet)
+    if (unlink(at) != 0) {
+        if (errno != ENOENT) {
+            fputs("vsched-run: cannot remove ", out);
+            vr_put_name(out, at);
+            fprintf(out, ": %s\n", strerror(errno));
+        }
+        free(at);
         return;
-    if (r->is_job)
-        fprintf(out,
-                "vsched-run: removed %s (%s %s [%s] is no longer "
-                "configured)\n",
-                r->out_path, r->kind, r->what, r->profile);
-    else
-        fprintf(out,
-                "vsched-run: removed %s (%s [%s] is no longer an "
-                "input)\n",
-                r->out_path, r->what, r->profile);
+    }
+    if (!quiet) {
+        vr_esc e1 = {0}, e2 = {0}, e3 = {0};
+        fputs("vsched-run: removed ", out);
+        vr_put_name(out, at);
+        if (r->is_job)
+            fprintf(out, " (%s %s [%s] is no longer configured)\n",
+                    vr_esc_name(&e1, r->kind), vr_esc_name(&e2, r->what),
+                    vr_esc_name(&e3, r->profile));
+        else
+            fprintf(out, " (%s [%s] is no longer an input)\n",
+                    vr_esc_name(&e1, r->what), vr_esc_name(&e2, r->profile));
+        vr_esc_done(&e1);
+        vr_esc_done(&e2);
+        vr_esc_done(&e3);
+    }
+    free(at);
 }
 
 /* Contract: see plan.h. */
 void vr_plan_apply(vr_plan *p, vr_incr *in, FILE *out, int quiet)
 {
+    const char *out_dir = in->b->settings->out_dir;
+    char *out_real =
+        out_dir != NULL && p->n_removed > 0 ? realpath(out_dir, NULL) : NULL;
     for (size_t i = 0; i < p->n_removed; i++)
-        vr_remove_output(&p->removed[i], out, quiet);
+        vr_remove_output(&p->removed[i], out_real, out, quiet);
+    free(out_real);
     if (p->n_removed == 0 && p->restamped == 0 &&
         vr_sources_pending(in->src) == 0)
         return; /* nothing to write: the run stays one read transaction */

@@ -9,6 +9,7 @@
 #include <vsched/plugin.h>
 
 #include "cli/clean.h"
+#include "common/escape.h"
 #include "common/util.h"
 #include "state/cache.h"
 #include "state/journal.h"
@@ -16,21 +17,33 @@
 #include "state/state.h"
 
 /* Remove the output `path` if it lies inside the output directory
- * `out_real` (vr_path_inside: a record naming any other file is no
- * output); 1 when it was there. Temporaries a killed run left beside it
- * are not looked for here: the executor's sweep, which knows their exact
- * names, removes them when the next build starts writing. */
+ * `out_real` (vr_path_resolve_inside: a record naming any other file is
+ * no output, and is said so unless quiet); 1 when it was there.
+ * Temporaries a killed run left beside it are not looked for here: the
+ * executor's sweep, which knows their exact names, removes them when the
+ * next build starts writing. */
 static int vr_clean_output(const vr_build *b, const char *out_real,
                            const char *path)
 {
-    if (out_real == NULL || !vr_path_inside(out_real, path))
+    errno = EXDEV; /* no out_dir: nothing is under it */
+    char *at =
+        out_real != NULL ? vr_path_resolve_inside(out_real, path) : NULL;
+    if (at == NULL) {
+        if (errno == EXDEV && b->cli->verbosity >= 0) {
+            fputs("vsched-run: kept ", b->err);
+            vr_put_name(b->err, path);
+            fputs(": it is not under [executor] out_dir\n", b->err);
+        }
         return 0;
-    if (unlink(path) == 0)
-        return 1;
-    if (errno != ENOENT)
-        fprintf(b->err, "vsched-run: cannot remove %s: %s\n", path,
-                strerror(errno));
-    return 0;
+    }
+    int had = unlink(at) == 0;
+    if (!had && errno != ENOENT) {
+        fputs("vsched-run: cannot remove ", b->err);
+        vr_put_name(b->err, at);
+        fprintf(b->err, ": %s\n", strerror(errno));
+    }
+    free(at);
+    return had;
 }
 
 /* Contract: see clean.h. */
@@ -46,6 +59,7 @@ int vr_clean_run(const vr_build *b)
     if (vr_lock_take(&lock, state_dir, !b->cli->no_wait,
                      b->cli->verbosity < 0 ? NULL : b->err,
                      &msg) != VSCHED_OK ||
+        vr_journal_check(state_dir, &msg) != VSCHED_OK ||
         vr_state_open(&st, state_dir, 0, &snap, b->err, &msg) != VSCHED_OK)
         goto out;
     /* outputs a killed run published without recording them first */

@@ -177,21 +177,35 @@ char *vr_path_dirname_abs(const char *path)
 }
 
 /* Contract: see util.h. */
-int vr_path_inside(const char *dir_real, const char *path)
+char *vr_path_resolve_inside(const char *dir_real, const char *path)
 {
-    const char *base = strrchr(path, '/');
-    base = base != NULL ? base + 1 : path;
-    if (base[0] == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
-        return 0;
-    char *parent = vr_path_dirname_abs(path);
+    const char *slash = strrchr(path, '/');
+    const char *base = slash != NULL ? slash + 1 : path;
+    if (base[0] == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+        errno = EXDEV;
+        return NULL;
+    }
+    /* The parent exactly as written: a lexical clean-up would drop an
+     * "x/.." that the kernel resolves through the link x. */
+    char *parent = slash == NULL ? vr_xstrdup(".")
+                   : slash == path
+                       ? vr_xstrdup("/")
+                       : vr_strfmt("%.*s", (int)(slash - path), path);
     char *real = realpath(parent, NULL);
     free(parent);
-    if (real == NULL)
-        return 0;
+    if (real == NULL) {
+        errno = ENOENT;
+        return NULL;
+    }
     size_t n = strlen(dir_real);
-    int inside =
-        strncmp(real, dir_real, n) == 0 &&
-        (real[n] == '\0' || real[n] == '/' || (n == 1 && dir_real[0] == '/'));
+    int inside = strncmp(real, dir_real, n) == 0 &&
+                 (real[n] == '\0' || real[n] == '/' || n == 1);
+    char *at = inside
+                   ? vr_strfmt("%s%s%s", real,
+                               real[strlen(real) - 1] == '/' ? "" : "/", base)
+                   : NULL;
     free(real);
-    return inside;
+    if (at == NULL)
+        errno = EXDEV;
+    return at;
 }

@@ -34,12 +34,15 @@ char *vr_strfmt(const char *fmt, ...) VR_PRINTF(1, 2);
 char *vr_path_join(const char *dir, const char *path);
 /* Directory part of an absolute or relative path, made absolute. */
 char *vr_path_dirname_abs(const char *path);
-/* 1 when `path` names an entry inside the directory `dir_real` (a
- * realpath(3) result): its parent directory, with every symbolic link and
- * ".." resolved, is dir_real or below it, and its last component is a
- * plain name. 0 otherwise, also when its parent does not exist. What
- * the host removes as an output passes this against the output
- * directory: a name that leads elsewhere through a link is not one. */
-int vr_path_inside(const char *dir_real, const char *path);
+/* Where `path` is when it names an entry inside the directory `dir_real`
+ * (a realpath(3) result): its parent, resolved as the kernel resolves it
+ * (every symbolic link, then each "..", in order: "out/x/../f" with x a
+ * link leaves through x), is dir_real or below it, and its last component
+ * is a plain name. Returns that resolved path (heap), which is what the
+ * caller stats and removes, or NULL (also when the parent does not
+ * exist). errno is then ENOENT for a parent that does not exist (nor
+ * does the file), EXDEV for a name outside. What the host removes as an
+ * output passes this against the output directory. */
+char *vr_path_resolve_inside(const char *dir_real, const char *path);
 
 #endif

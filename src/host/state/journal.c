@@ -49,6 +49,34 @@ static int vr_journal_fd(const char *path, int flags)
     return fd;
 }
 
+/* What is wrong with the journal at `path` that vr_journal_fd refused
+ * with `err` (heap). */
+static char *vr_journal_problem(const char *path, int err)
+{
+    return err == ENOTSUP
+               ? vr_strfmt("%s is not a regular file of its own: it is "
+                           "where vsched-run keeps its journal of "
+                           "outputs; remove it",
+                           path)
+               : vr_strfmt("cannot open %s: %s", path, strerror(err));
+}
+
+/* Contract: see journal.h. */
+int vr_journal_check(const char *state_dir, char **msg)
+{
+    char *path = vr_path_join(state_dir, VR_JOURNAL_FILE);
+    int fd = vr_journal_fd(path, O_WRONLY | O_APPEND);
+    int rc = VSCHED_OK;
+    if (fd >= 0)
+        close(fd);
+    else if (errno != ENOENT) {
+        *msg = vr_journal_problem(path, errno);
+        rc = VSCHED_EIO;
+    }
+    free(path);
+    return rc;
+}
+
 /* Contract: see journal.h. */
 int vr_journal_open(vr_journal **out, const char *state_dir, char **msg)
 {
@@ -56,12 +84,7 @@ int vr_journal_open(vr_journal **out, const char *state_dir, char **msg)
     int fd = vr_journal_fd(path, O_WRONLY | O_CREAT | O_APPEND);
     *out = NULL;
     if (fd < 0) {
-        *msg = errno == ENOTSUP
-                   ? vr_strfmt("%s is not a regular file of its own: it is "
-                               "where vsched-run keeps its journal of "
-                               "outputs; remove it",
-                               path)
-                   : vr_strfmt("cannot open %s: %s", path, strerror(errno));
+        *msg = vr_journal_problem(path, errno);
         free(path);
         return VSCHED_EIO;
     }
@@ -195,11 +218,12 @@ size_t vr_journal_settle(const char *state_dir, const char *out_dir,
         size_t n = strnlen(note, len - at);
         at += n + 1;
         vr_stamp noted;
-        const char *path = at > len ? NULL : vr_parse_note(note, &noted);
-        if (path == NULL || !vr_still_published(path, &noted) ||
-            !vr_path_inside(out_real, path))
-            continue; /* names no output, or that file is gone or replaced */
-        if ((all || !vr_vouched(snap, path)) && unlink(path) == 0) {
+        const char *noted_path = at > len ? NULL : vr_parse_note(note, &noted);
+        char *path = noted_path != NULL
+                         ? vr_path_resolve_inside(out_real, noted_path)
+                         : NULL;
+        if (path != NULL && vr_still_published(path, &noted) &&
+            (all || !vr_vouched(snap, noted_path)) && unlink(path) == 0) {
             removed++;
             if (!quiet) {
                 fputs("vsched-run: removed ", out);
@@ -209,6 +233,9 @@ size_t vr_journal_settle(const char *state_dir, const char *out_dir,
                       out);
             }
         }
+        /* Otherwise it names no output, or that file is gone or
+         * replaced. */
+        free(path);
     }
     free(text);
     free(out_real);

@@ -60,6 +60,12 @@ void vr_journal_clear(vr_journal *j);
 /* Close (NULL is a no-op); the file stays as it is. */
 void vr_journal_close(vr_journal *j);
 
+/* 0 when STATE_DIR/published is absent or the journal's own regular
+ * file, which can be written; else VSCHED_EIO with *msg (heap) saying what
+ * is wrong and what to do, as vr_journal_open would. For --clean, which
+ * settles the journal without opening it. */
+int vr_journal_check(const char *state_dir, char **msg);
+
 /* Settle STATE_DIR/published as a run that did not record its outputs
  * (killed, or its state could not be written) left it: remove each noted
  * file that is still the one noted, that lies inside `out_dir` (the
