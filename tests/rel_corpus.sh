@@ -141,6 +141,9 @@ t "profile named .. in [batch]" 2 "profile name '\.\.' is '\.' or '\.\.' \(from 
 t "inputs matching nothing" 2 "\*\.zz.*matches no file" "sed -i 's|^inputs = .*|inputs = *.zz|' b.ini" "$K"
 t "an input name naming no file" 2 "pattern 'nothere\.c' matches no file under" "sed -i 's|^inputs = .*|inputs = *.c nothere.c|' b.ini" "$K"
 t "... also for -n" 2 "pattern 'nothere\.c' matches no file under" "sed -i 's|^inputs = .*|inputs = *.c nothere.c|' b.ini" "$K" --config b.ini -n
+t "an input name naming a directory" 2 "pattern 'sub\.c' names a directory, not a source, under" "mkdir src/sub.c; sed -i 's|^inputs = .*|inputs = *.c sub.c|' b.ini" "$K" --config b.ini -n
+t "an input name leaving the root" 2 "pattern '\.\./b\.ini' names a file outside the loader root" "sed -i 's|^inputs = .*|inputs = *.c ../b.ini|' b.ini" "$K" --config b.ini -n
+t "an input name ending in /" 2 "pattern '[a-z]*\.c/' matches no file under" "sed -i \"s|^inputs = .*|inputs = \$(cd src && ls *.c | head -n 1)/|\" b.ini" "$K" --config b.ini -n
 # (root reads any directory: a symlink loop is one no one can read)
 t "an unreadable directory under a glob" 2 "pattern 'ld/\*\.c': cannot read directory [^ ]*/src/ld: Too many levels of symbolic links" \
     "ln -s ld src/ld; sed -i 's|^inputs = .*|inputs = *.c ld/*.c|' b.ini" "rm -f src/ld"

@@ -11,6 +11,7 @@
 
 #include "build/build.h"
 #include "build/glob.h"
+#include "build/operands.h"
 #include "build/remote.h"
 #include "cli/progress.h"
 #include "common/util.h"
@@ -73,15 +74,36 @@ vsched_executor_binding vr_build_stages(const vr_build *b)
     return b->stages.ops != NULL ? b->stages : b->executor;
 }
 
-/* 1 when `name`, under `root`, is no file at all: absent (a dangling
- * link too), or below something that is not a directory. */
-static int vr_names_nothing(const char *root, const char *name)
+/* What is wrong with `name`, a name (no wildcard) of an inputs list under
+ * `root`, as a FILE operand would be refused (operands.h): "matches no
+ * file" (absent, a dangling link, below a non-directory, or ending in
+ * '/'), a directory, or, by the loader's realpath when b has a loader,
+ * a file outside its root. NULL when nothing is: a FIFO or a device is
+ * left to the loader's load, which says why it cannot read it. */
+static const char *vr_input_name_problem(const vr_build *b, const char *root,
+                                         const char *name)
 {
+    size_t len = strlen(name);
+    if (len > 0 && name[len - 1] == '/')
+        return "matches no file under";
     char *path = vr_path_join(root, name);
     struct stat st;
-    int none = stat(path, &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
+    int rc = stat(path, &st);
+    int err = errno;
     free(path);
-    return none;
+    if (rc != 0)
+        return err == ENOENT || err == ENOTDIR ? "matches no file under"
+                                               : NULL;
+    if (S_ISDIR(st.st_mode))
+        return "names a directory, not a source, under";
+    if (b->loader.ops == NULL)
+        return NULL; /* --list-targets: no loader is made */
+    char *canon = NULL, *why = NULL;
+    rc = vr_loader_realpath(b, name, &canon, &why);
+    free(canon);
+    free(why);
+    return rc == VSCHED_EESCAPE ? "names a file outside the loader root"
+                                : NULL;
 }
 
 /* Contract: see build.h. */
@@ -95,12 +117,13 @@ int vr_build_expand(const vr_build *b, char *const *pats, size_t n_pats,
     for (size_t i = 0; i < n_pats; i++) {
         const char *pat = pats[i];
         if (root == NULL || !vr_glob_has_wildcard(pat)) {
-            /* A name: under a root, one naming no file is an error as a
-             * pattern matching nothing is (the loader says why one it
-             * cannot read fails). */
-            if (root != NULL && vr_names_nothing(root, pat)) {
-                *err = vr_strfmt("%s%s: pattern '%s' matches no file under %s",
-                                 where, what, pat, root);
+            /* A name: under a root, one a FILE operand could not be is
+             * an error, as a pattern matching nothing is. */
+            const char *problem =
+                root != NULL ? vr_input_name_problem(b, root, pat) : NULL;
+            if (problem != NULL) {
+                *err = vr_strfmt("%s%s: pattern '%s' %s %s", where, what, pat,
+                                 problem, root);
                 return VSCHED_ECONFIG;
             }
             names_push(names, n, vr_xstrdup(pat));

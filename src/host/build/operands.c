@@ -69,6 +69,29 @@ static char *missing(const vr_build *b, const char *shown, const char *op)
     return m;
 }
 
+/* Contract: see operands.h. */
+int vr_loader_realpath(const vr_build *b, const char *name, char **canon,
+                       char **why)
+{
+    heard h = {*vr_plugin_host_ctx(), NULL};
+    h.ctx.diag = heard_diag;
+    const vsched_loader_binding *lb = &b->loader;
+    char *c = NULL;
+    int rc = lb->ops->realpath(lb->inst, &h.ctx, name, &c);
+    *canon = NULL;
+    if (rc == VSCHED_OK && c == NULL) {
+        rc = VSCHED_EINVAL;
+        if (h.first == NULL)
+            h.first = vr_xstrdup("no name returned");
+    } else if (rc == VSCHED_OK) {
+        *canon = vr_xstrdup(c);
+    }
+    if (c != NULL)
+        h.ctx.free(&h.ctx, c);
+    *why = h.first;
+    return rc;
+}
+
 /* One FILE operand: its canonical name, or NULL with *err. */
 static char *resolve(const vr_build *b, const char *op, char **err)
 {
@@ -82,14 +105,10 @@ static char *resolve(const vr_build *b, const char *op, char **err)
     }
     vr_esc e = {0};
     const char *shown = vr_esc_name(&e, op);
-    heard h = {*vr_plugin_host_ctx(), NULL};
-    h.ctx.diag = heard_diag;
-    const vsched_loader_binding *lb = &b->loader;
-    char *canon = NULL;
-    int rc = lb->ops->realpath(lb->inst, &h.ctx, op, &canon);
-    char *name = NULL;
-    if (rc == VSCHED_OK && canon != NULL) {
-        name = vr_xstrdup(canon);
+    char *name = NULL, *first = NULL;
+    int rc = vr_loader_realpath(b, op, &name, &first);
+    if (rc == VSCHED_OK) {
+        /* name is the canonical one */
     } else if (rc == VSCHED_ENOENT) {
         *err = missing(b, shown, op);
     } else if (rc == VSCHED_EESCAPE) {
@@ -102,13 +121,9 @@ static char *resolve(const vr_build *b, const char *op, char **err)
         vr_esc_done(&er);
     } else {
         *err = vr_strfmt("'%s': the loader cannot resolve it: %s", shown,
-                         h.first != NULL   ? h.first
-                         : rc == VSCHED_OK ? "no name returned"
-                                           : vsched_strerror(rc));
+                         first != NULL ? first : vsched_strerror(rc));
     }
-    if (canon != NULL)
-        h.ctx.free(&h.ctx, canon);
-    free(h.first);
+    free(first);
     const char *root = b->settings->loader_root;
     if (name != NULL && root != NULL) {
         char *path = vr_path_join(root, name);

@@ -27,4 +27,11 @@
 int vr_operands_resolve(const vr_build *b, char ***files,
                         unsigned char **is_file, char **err);
 
+/* The loader's realpath of `name` (b->loader, on the calling thread, as
+ * operands are resolved): 0 with *canon (heap), else its status
+ * (VSCHED_ENOENT, VSCHED_EESCAPE outside its root, ...). *why is the
+ * loader's first diagnostic (heap) or NULL, either way. */
+int vr_loader_realpath(const vr_build *b, const char *name, char **canon,
+                       char **why);
+
 #endif
