@@ -11,7 +11,6 @@
 
 #include "build/bind.h"
 #include "build/contract.h"
-#include "common/escape.h"
 #include "common/strmap.h"
 #include "common/util.h"
 #include "config/plugin_host.h"
@@ -499,15 +498,10 @@ static int vr_job_clash(const vsched_ctx *ctx, const vsched_job_in *in,
     for (size_t i = 0; out_path != NULL && i < n; i++) {
         if (strcmp(paths[i], out_path) != 0)
             continue;
-        vr_esc e1 = {0}, e2 = {0}, e3 = {0};
-        char *msg =
-            vr_strfmt("the output of target '%s' (%s) is the object "
-                      "of %s, which it links: rename the target",
-                      vr_esc_name(&e1, in->name), vr_esc_name(&e2, out_path),
-                      vr_esc_name(&e3, who[i]));
-        vr_esc_done(&e1);
-        vr_esc_done(&e2);
-        vr_esc_done(&e3);
+        /* Raw: whoever prints a diagnostic escapes it (progress.c). */
+        char *msg = vr_strfmt("the output of target '%s' (%s) is the object "
+                              "of %s, which it links: rename the target",
+                              in->name, out_path, who[i]);
         ctx->diag(ctx, VSCHED_SEV_ERROR, in->name, 0, msg);
         free(msg);
         return VSCHED_EINVAL;

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "build/contract.h"
-#include "common/escape.h"
 
 /* Why names[0..n) breaks the contract (static text), or NULL. */
 static const char *vr_names_problem(char **names, size_t n, size_t *at)
@@ -61,17 +60,14 @@ int vr_contract_deps(const char *plugin, const vsched_ctx *ctx,
     if (why == NULL)
         return 0;
     char what[256];
-    vr_esc e = {0};
     const char *shown = list[0] == 'd'
                             ? (out->deps ? out->deps[at] : NULL)
                             : (out->blockers ? out->blockers[at] : NULL);
     snprintf(what, sizeof what,
              "extract_deps returned %s in %s (#%zu of %zu%s%s%s)", why, list,
              at + 1, list[0] == 'd' ? out->n_deps : out->n_blockers,
-             shown != NULL ? ": '" : "",
-             shown != NULL ? vr_esc_name(&e, shown) : "",
+             shown != NULL ? ": '" : "", shown != NULL ? shown : "",
              shown != NULL ? "'" : "");
-    vr_esc_done(&e);
     vr_violation(ctx, name, plugin, what);
     vr_free_names(ctx, out->deps, out->deps != NULL ? out->n_deps : 0);
     vr_free_names(ctx, out->blockers,

@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "build/isolate_int.h"
-#include "common/escape.h"
 #include "common/util.h"
 #include "config/schema.h"
 
@@ -182,11 +181,9 @@ static void vr_give_back(vr_isolate *iso, vr_worker *w)
 /* Report "plugin 'P' <what> in OP of NAME<tail>" on the call's file. */
 static void vr_report(const vr_call *c, const char *what, const char *tail)
 {
-    vr_esc e = {0};
-    char *msg = vr_strfmt(
-        "plugin '%s' %s in %s of %s%s", c->iso->desc->name, what, c->op,
-        c->name != NULL ? vr_esc_name(&e, c->name) : "?", tail);
-    vr_esc_done(&e);
+    /* Raw: whoever prints a diagnostic escapes it (progress.c). */
+    char *msg = vr_strfmt("plugin '%s' %s in %s of %s%s", c->iso->desc->name,
+                          what, c->op, c->name != NULL ? c->name : "?", tail);
     c->ctx->diag(c->ctx, VSCHED_SEV_ERROR, c->name, 0, msg);
     free(msg);
 }

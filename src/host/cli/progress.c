@@ -221,14 +221,20 @@ static void print_diags(vr_progress *p, const vsched_result *r)
             fputs(msg, p->out);
             if (msg[len - 1] != '\n')
                 fputc('\n', p->out);
-        } else if (d->file != NULL && d->line > 0) {
-            fprintf(p->out, "%s:%u: %s: %s\n", d->file, d->line,
-                    sev_name(d->severity), msg);
-        } else if (d->file != NULL) {
-            fprintf(p->out, "%s: %s: %s\n", d->file, sev_name(d->severity),
-                    msg);
         } else {
-            fprintf(p->out, "%s: %s\n", sev_name(d->severity), msg);
+            /* One line of a plugin's: its name and words escaped. */
+            vr_esc ef = {0}, em = {0};
+            const char *m = vr_esc_name(&em, msg);
+            if (d->file != NULL && d->line > 0)
+                fprintf(p->out, "%s:%u: %s: %s\n", vr_esc_name(&ef, d->file),
+                        d->line, sev_name(d->severity), m);
+            else if (d->file != NULL)
+                fprintf(p->out, "%s: %s: %s\n", vr_esc_name(&ef, d->file),
+                        sev_name(d->severity), m);
+            else
+                fprintf(p->out, "%s: %s\n", sev_name(d->severity), m);
+            vr_esc_done(&ef);
+            vr_esc_done(&em);
         }
     }
 }
@@ -251,8 +257,9 @@ void vr_progress_failure(vr_progress *p, const vsched_result *r)
     fputs(p->color ? RED "FAILED" RESET ": " : "FAILED: ", p->out);
     print_what(p, r);
     char *headline = vr_failure_headline(r);
-    fprintf(p->out, " (%s): %s\n", vsched_stage_name(r->failed_stage),
-            headline);
+    fprintf(p->out, " (%s): ", vsched_stage_name(r->failed_stage));
+    vr_put_name(p->out, headline); /* a plugin's words may repeat a name */
+    fputc('\n', p->out);
     free(headline);
     print_diags(p, r);
     fflush(p->out);

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <vsched/vsched.h>
 
+#include "common/escape.h"
 #include "common/util.h"
 #include "config/schema.h"
 
@@ -74,14 +75,20 @@ static void vr_ctx_diag(const vsched_ctx *ctx, vsched_severity sev,
         label != NULL ? vr_strfmt("plugin '%s'", label) : vr_xstrdup("plugin");
     if (message == NULL)
         message = "";
+    /* A plugin's words may repeat a name: escaped, as every name is. */
+    vr_esc ew = {0}, ef = {0}, em = {0};
+    const char *w = vr_esc_name(&ew, who), *m = vr_esc_name(&em, message);
     if (file != NULL && line != 0)
-        fprintf(stderr, "%s: %s: %s:%u: %s\n", vr_sev_name(sev), who, file,
-                line, message);
+        fprintf(stderr, "%s: %s: %s:%u: %s\n", vr_sev_name(sev), w,
+                vr_esc_name(&ef, file), line, m);
     else if (file != NULL)
-        fprintf(stderr, "%s: %s: %s: %s\n", vr_sev_name(sev), who, file,
-                message);
+        fprintf(stderr, "%s: %s: %s: %s\n", vr_sev_name(sev), w,
+                vr_esc_name(&ef, file), m);
     else
-        fprintf(stderr, "%s: %s: %s\n", vr_sev_name(sev), who, message);
+        fprintf(stderr, "%s: %s: %s\n", vr_sev_name(sev), w, m);
+    vr_esc_done(&ew);
+    vr_esc_done(&ef);
+    vr_esc_done(&em);
     free(who);
 }
 
