@@ -218,29 +218,22 @@ static int run(const vr_cli *cli)
         vr_settings_free(&set);
         goto config_error;
     }
-    if (cli->list_targets) {
-        vr_build lb = {.cli = cli,
+    if (cli->list_targets || cli->clean) {
+        /* Neither loads a plugin: --list-targets reads the configuration,
+         * --clean the state and the outputs under out_dir, so a tree whose
+         * loader root is gone can still be cleaned. */
+        vr_build nb = {.cli = cli,
                        .settings = &set,
                        .cfg = cfg,
                        .out = stdout,
                        .err = stderr,
                        .targets = &targets};
-        int rc = vr_work_list_targets(&lb);
-        vr_targets_free(&targets);
-        vr_settings_free(&set);
-        vr_config_free(cfg);
-        return rc == VSCHED_OK ? VR_EXIT_OK : VR_EXIT_USAGE;
-    }
-    if (cli->clean) {
-        /* The state and the outputs under out_dir only: no plugin is
-         * loaded, so a tree whose loader root is gone can be cleaned. */
-        vr_build cb = {.cli = cli,
-                       .settings = &set,
-                       .cfg = cfg,
-                       .out = stdout,
-                       .err = stderr,
-                       .targets = &targets};
-        int rc = vr_clean_run(&cb);
+        int rc;
+        if (cli->list_targets)
+            rc = vr_work_list_targets(&nb) == VSCHED_OK ? VR_EXIT_OK
+                                                        : VR_EXIT_USAGE;
+        else
+            rc = vr_clean_run(&nb);
         vr_targets_free(&targets);
         vr_settings_free(&set);
         vr_config_free(cfg);
