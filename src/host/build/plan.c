@@ -13,6 +13,7 @@
 #include "common/strmap.h"
 #include "common/util.h"
 #include "config/plugin_host.h"
+#include "state/journal.h"
 #include "state/keys.h"
 
 /* The canonical name of input `name`: itself when it has a record under
@@ -317,35 +318,16 @@ void vr_plan_make(vr_plan *p, vr_incr *in, const vr_work *w)
         vr_plan_removed(p, in, w->profiles, w->n_profiles, w->n_base_profiles);
 }
 
-/* Remove one output that left the build, if it lies inside the output
- * directory `out_real` (vr_path_resolve_inside: a record naming any other
- * file is no output, and is kept); say so. */
+/* Remove one output that left the build (vr_output_remove: only under
+ * out_dir); say so on `out` unless quiet, what is kept or fails on
+ * `err`. */
 static void vr_remove_output(const vr_removal *r, const char *out_real,
-                             FILE *out, int quiet)
+                             FILE *out, FILE *err, int quiet)
 {
-    if (r->out_path == NULL)
-        return;
-    errno = EXDEV; /* no out_dir: nothing is under it */
-    char *at = out_real != NULL ? vr_path_resolve_inside(out_real, r->out_path)
-                                : NULL;
-    if (at == NULL) {
-        if (errno == EXDEV && !quiet) {
-            fputs("vsched-run: kept ", out);
-            vr_put_name(out, r->out_path);
-            fputs(": it is not under [executor] out_dir\n", out);
-        }
-        return;
-    }
-    if (unlink(at) != 0) {
-        if (errno != ENOENT) {
-            fputs("vsched-run: cannot remove ", out);
-            vr_put_name(out, at);
-            fprintf(out, ": %s\n", strerror(errno));
-        }
-        free(at);
-        return;
-    }
-    if (!quiet) {
+    char *at = r->out_path != NULL
+                   ? vr_output_remove(out_real, r->out_path, err, quiet)
+                   : NULL;
+    if (at != NULL && !quiet) {
         vr_esc e1 = {0}, e2 = {0}, e3 = {0};
         fputs("vsched-run: removed ", out);
         vr_put_name(out, at);
@@ -370,7 +352,7 @@ void vr_plan_apply(vr_plan *p, vr_incr *in, FILE *out, int quiet)
     char *out_real =
         out_dir != NULL && p->n_removed > 0 ? realpath(out_dir, NULL) : NULL;
     for (size_t i = 0; i < p->n_removed; i++)
-        vr_remove_output(&p->removed[i], out_real, out, quiet);
+        vr_remove_output(&p->removed[i], out_real, out, in->b->err, quiet);
     free(out_real);
     if (p->n_removed == 0 && p->restamped == 0 &&
         vr_sources_pending(in->src) == 0)

@@ -1,7 +1,6 @@
 /*
  * clean -- --clean; see clean.h.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -9,41 +8,23 @@
 #include <vsched/plugin.h>
 
 #include "cli/clean.h"
-#include "common/escape.h"
 #include "common/util.h"
 #include "state/cache.h"
 #include "state/journal.h"
 #include "state/lock.h"
 #include "state/state.h"
 
-/* Remove the output `path` if it lies inside the output directory
- * `out_real` (vr_path_resolve_inside: a record naming any other file is
- * no output, and is said so unless quiet); 1 when it was there.
- * Temporaries a killed run left beside it are not looked for here: the
+/* One recorded output removed (vr_output_remove); 1 when it was. The
+ * temporaries a killed run left beside it are not looked for: the
  * executor's sweep, which knows their exact names, removes them when the
  * next build starts writing. */
-static int vr_clean_output(const vr_build *b, const char *out_real,
-                           const char *path)
+static size_t vr_clean_output(const vr_build *b, const char *out_real,
+                              const char *path)
 {
-    errno = EXDEV; /* no out_dir: nothing is under it */
-    char *at =
-        out_real != NULL ? vr_path_resolve_inside(out_real, path) : NULL;
-    if (at == NULL) {
-        if (errno == EXDEV && b->cli->verbosity >= 0) {
-            fputs("vsched-run: kept ", b->err);
-            vr_put_name(b->err, path);
-            fputs(": it is not under [executor] out_dir\n", b->err);
-        }
-        return 0;
-    }
-    int had = unlink(at) == 0;
-    if (!had && errno != ENOENT) {
-        fputs("vsched-run: cannot remove ", b->err);
-        vr_put_name(b->err, at);
-        fprintf(b->err, ": %s\n", strerror(errno));
-    }
+    char *at = vr_output_remove(out_real, path, b->err, b->cli->verbosity < 0);
+    size_t removed = at != NULL;
     free(at);
-    return had;
+    return removed;
 }
 
 /* Contract: see clean.h. */
@@ -69,12 +50,10 @@ int vr_clean_run(const vr_build *b)
     char *out_real = out_dir != NULL ? realpath(out_dir, NULL) : NULL;
     for (size_t i = 0; i < snap.n_art; i++)
         if (snap.art[i].out_path != NULL)
-            removed +=
-                (size_t)vr_clean_output(b, out_real, snap.art[i].out_path);
+            removed += vr_clean_output(b, out_real, snap.art[i].out_path);
     for (size_t i = 0; i < snap.n_job; i++)
         if (snap.job[i].out_path != NULL)
-            removed +=
-                (size_t)vr_clean_output(b, out_real, snap.job[i].out_path);
+            removed += vr_clean_output(b, out_real, snap.job[i].out_path);
     free(out_real);
     vr_snapshot_free(&snap);
     vr_state_close(st);

@@ -62,6 +62,32 @@ static char *vr_journal_problem(const char *path, int err)
 }
 
 /* Contract: see journal.h. */
+char *vr_output_remove(const char *out_real, const char *path, FILE *err,
+                       int quiet)
+{
+    errno = EXDEV; /* no out_dir: nothing is under it */
+    char *at =
+        out_real != NULL ? vr_path_resolve_inside(out_real, path) : NULL;
+    if (at == NULL) {
+        if (errno == EXDEV && !quiet) {
+            fputs("vsched-run: kept ", err);
+            vr_put_name(err, path);
+            fputs(": it is not under [executor] out_dir\n", err);
+        }
+        return NULL;
+    }
+    if (unlink(at) == 0)
+        return at;
+    if (errno != ENOENT) {
+        fputs("vsched-run: cannot remove ", err);
+        vr_put_name(err, at);
+        fprintf(err, ": %s\n", strerror(errno));
+    }
+    free(at);
+    return NULL;
+}
+
+/* Contract: see journal.h. */
 int vr_journal_check(const char *state_dir, char **msg)
 {
     char *path = vr_path_join(state_dir, VR_JOURNAL_FILE);

@@ -60,6 +60,16 @@ void vr_journal_clear(vr_journal *j);
 /* Close (NULL is a no-op); the file stays as it is. */
 void vr_journal_close(vr_journal *j);
 
+/* Remove the output `path` if it lies inside the output directory
+ * `out_real` (realpath of the settings' out_dir, or NULL for none;
+ * vr_path_resolve_inside): the one rule for every output the host
+ * removes on a record's word (a state row, --clean). Returns the path
+ * removed (heap), or NULL: absent, not inside (said on `err` unless
+ * `quiet`: "vsched-run: kept PATH: it is not under [executor] out_dir"),
+ * or not removable (said on `err`). */
+char *vr_output_remove(const char *out_real, const char *path, FILE *err,
+                       int quiet);
+
 /* 0 when STATE_DIR/published is absent or the journal's own regular
  * file, which can be written; else VSCHED_EIO with *msg (heap) saying what
  * is wrong and what to do, as vr_journal_open would. For --clean, which
