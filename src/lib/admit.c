@@ -110,7 +110,7 @@ static vsched__node *new_analysis(vsched *s, vsched__file *f, int prio,
 {
     vsched__node *src = vsched__ensure_source(s, f, prio);
     vsched__node *a = new_stage(s, f, VSCHED__K_ANALYSIS, prio);
-    a->ord = as_upstream ? --s->graph.ord_lo : ++s->graph.ord_hi;
+    a->k.an.ord = as_upstream ? --s->graph.ord_lo : ++s->graph.ord_hi;
     f->analysis = a;
     vsched__wait_on(s, src, a, 0, p);
     return a;
@@ -224,7 +224,7 @@ vsched__node *vsched__ensure_artifact(vsched *s, vsched__file *f,
         return n;
     }
     n = new_stage(s, f, VSCHED__K_ARTIFACT, prio);
-    n->profile = profile;
+    n->k.art.profile = profile;
     sl->node = n; /* the slot array may move below: not used after */
     vsched__node *a = vsched__ensure_analysis(s, f, prio, p);
     if (vsched__wait_on(s, a, n, 0, p) == 0)

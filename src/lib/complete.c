@@ -35,7 +35,7 @@ static int identity_current(const vsched__node *n)
     case VSCHED__K_ANALYSIS: return f->analysis == n;
     default: {
         vsched__slot *sl =
-            vsched__file_find_slot((vsched__file *)f, n->profile);
+            vsched__file_find_slot((vsched__file *)f, vsched__node_profile(n));
         return sl != NULL && sl->node == n;
     }
     }
@@ -151,7 +151,7 @@ static int complete_one(vsched *s, vsched__task *t, vsched__pass *p)
 {
     vsched__node *n = t->node;
     n->task = NULL;
-    if (n->job != NULL) {
+    if (vsched__node_job(n) != NULL) {
         vsched__job_complete(s, t, p);
         return 0;
     }
@@ -208,7 +208,7 @@ static int complete_one(vsched *s, vsched__task *t, vsched__pass *p)
         f->analysis_hash = t->out_hash;
         f->unit_hash = 0;
     } else if (n->kind == VSCHED__K_ARTIFACT) {
-        vsched__slot *sl = vsched__file_find_slot(f, n->profile);
+        vsched__slot *sl = vsched__file_find_slot(f, vsched__node_profile(n));
         if (sl != NULL) {
             free(sl->path);
             sl->path = t->artifact_path;
@@ -228,8 +228,8 @@ static const char *const steps[] = {"load", "parse", "analysis", "artifact"};
 static vsched_task_event *task_event(const vsched__task *t)
 {
     const vsched__node *n = t->node;
-    const char *name = n->job != NULL ? n->job->name : t->name;
-    const char *step = n->job != NULL ? n->job->kind
+    const char *name = vsched__node_job(n) != NULL ? n->k.job->name : t->name;
+    const char *step = vsched__node_job(n) != NULL ? n->k.job->kind
                        : t->kind == VSCHED__K_SOURCE
                            ? steps[t->phase ? 1 : 0]
                            : steps[t->kind == VSCHED__K_ANALYSIS ? 2 : 3];
@@ -242,10 +242,11 @@ static vsched_task_event *task_event(const vsched__task *t)
     memcpy(str + ln, step, ls);
     *ev = (vsched_task_event){
         .node = n->id,
-        .stage = n->job != NULL ? VSCHED_STAGE_ARTIFACT : vsched__stage_of(n),
-        .is_job = n->job != NULL,
+        .stage = vsched__node_job(n) != NULL ? VSCHED_STAGE_ARTIFACT
+                                             : vsched__stage_of(n),
+        .is_job = vsched__node_job(n) != NULL,
         .name = str,
-        .profile = n->job != NULL ? NULL : t->profile,
+        .profile = vsched__node_job(n) != NULL ? NULL : t->profile,
         .step = str + ln,
         .pool =
             t->pool_kind == VSCHED_POOL_IO ? VSCHED_POOL_IO : VSCHED_POOL_CPU,

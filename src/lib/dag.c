@@ -253,7 +253,7 @@ static int prepare(vsched *s, const vsched_dag *dag, prep **out)
 static vsched__node *live_keyed(vsched *s, const char *key)
 {
     for (size_t i = 0; i < s->dag.keyed.n; i++)
-        if (strcmp(s->dag.keyed.v[i]->job->key, key) == 0)
+        if (strcmp(s->dag.keyed.v[i]->k.job->key, key) == 0)
             return s->dag.keyed.v[i];
     return NULL;
 }
@@ -320,7 +320,7 @@ static int resolve(vsched *s, const vsched_dag *dag, prep *pr, size_t *fresh)
                 free(rep);
                 return VSCHED_ENOENT;
             }
-            if (par->job == NULL) {
+            if (vsched__node_job(par) == NULL) {
                 free(rep);
                 return VSCHED_EINVAL;
             }
@@ -392,7 +392,7 @@ static void insert_node(vsched *s, const vsched_node_spec *ns, prep *pr,
         abort();
     vsched__job *j = pr[i].job;
     pr[i].job = NULL;
-    n->job = j;
+    n->k.job = j;
     if (ns->parent != VSCHED_REF_NONE) {
         j->parent = ref_node(s, pr, ns->parent);
         vsched__node_ref(j->parent);
@@ -432,10 +432,10 @@ static void insert(vsched *s, const vsched_dag *dag, prep *pr, uint64_t *ids,
         vsched__node *n = pr[i].node;
         if (!pr[i].created || vsched__node_terminal(n))
             continue;
-        if (vsched_token_is_cancelled(n->job->token))
+        if (vsched_token_is_cancelled(n->k.job->token))
             vsched__job_cancel_tree(s, n,
-                                    n->job->token->reason != NULL
-                                        ? n->job->token->reason
+                                    n->k.job->token->reason != NULL
+                                        ? n->k.job->token->reason
                                         : "cancelled",
                                     p);
         else

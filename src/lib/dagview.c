@@ -34,7 +34,7 @@ static vsched_node_state public_state(const vsched__node *n)
     switch (n->state) {
     case VSCHED__PENDING:
         /* Parked on a resource, or taken for a start: its gates fired. */
-        return (n->job != NULL && n->job->parked) ||
+        return (vsched__node_job(n) != NULL && n->k.job->parked) ||
                        (n->admitted && n->deps_remaining == 0)
                    ? VSCHED_NODE_READY
                    : VSCHED_NODE_PENDING;
@@ -53,12 +53,13 @@ static char *dup_or_null(const char *s)
 
 static const char *output_path(const vsched__node *n)
 {
-    if (n->job != NULL)
-        return n->job->output;
+    if (vsched__node_job(n) != NULL)
+        return n->k.job->output;
     if (n->kind != VSCHED__K_ARTIFACT || n->file == NULL ||
         n->state != VSCHED__DONE)
         return NULL;
-    vsched__slot *sl = vsched__file_find_slot(n->file, n->profile);
+    vsched__slot *sl =
+        vsched__file_find_slot(n->file, vsched__node_profile(n));
     return sl != NULL ? sl->path : NULL;
 }
 
@@ -174,7 +175,7 @@ static const char *kind_name(const vsched__node *n)
 
 static void json_job(FILE *f, const vsched__node *n)
 {
-    const vsched__job *j = n->job;
+    const vsched__job *j = vsched__node_job(n);
     fputs(",\"job_kind\":", f);
     json_str(f, j->kind);
     fputs(",\"profile\":", f);
@@ -239,11 +240,11 @@ static void json_node(vsched *s, FILE *f, const vsched__node *n)
     fprintf(f, ",\"started_ns\":%llu,\"finished_ns\":%llu",
             (unsigned long long)n->started_ns,
             (unsigned long long)n->finished_ns);
-    if (n->job != NULL) {
+    if (vsched__node_job(n) != NULL) {
         json_job(f, n);
     } else {
         fputs(",\"profile\":", f);
-        json_str(f, n->profile);
+        json_str(f, vsched__node_profile(n));
         json_upstream(s, f, n);
     }
     fputs(",\"output\":", f);

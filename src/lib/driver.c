@@ -191,7 +191,7 @@ static void cancel_all(vsched *s, const char *reason, vsched__pass *p)
         cancel_node(s, f->source, reason, p);
     }
     vsched__nodevec jobs = {0};
-    for (vsched__node *n = s->dag.active; n != NULL; n = n->job->next) {
+    for (vsched__node *n = s->dag.active; n != NULL; n = n->k.job->next) {
         vsched__node_ref(n);
         if (vsched__nodevec_push(&jobs, n) != VSCHED_OK)
             abort();

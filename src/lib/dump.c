@@ -23,8 +23,9 @@ static void dump_one(vsched__node *n, void *arg)
     fprintf(out, "  #%llu %s %s %s deps=%u xdeps=%u ord=%lld waiters=%s%s%s",
             (unsigned long long)n->id, kind_names[n->kind],
             vsched__node_name(n), state_names[n->state], n->deps_remaining,
-            n->xdeps, (long long)n->ord, n->waiters != NULL ? "yes" : "no",
-            n->doomed ? " doomed" : "", n->task != NULL ? " task" : "");
+            n->xdeps, (long long)vsched__node_ord(n),
+            n->waiters != NULL ? "yes" : "no", n->doomed ? " doomed" : "",
+            n->task != NULL ? " task" : "");
     if (n->unit != NULL) {
         const vsched__unit *u = n->unit;
         fprintf(
@@ -32,9 +33,10 @@ static void dump_one(vsched__node *n, void *arg)
             (const void *)u, u->state, u->live, u->free, u->held, u->doomed,
             n->unit_free ? " free" : "", n->unit_held ? " held" : "");
     }
-    for (uint32_t i = 0; i < n->ups.n; i++)
-        if (!vsched__node_terminal(n->ups.v[i]))
-            fprintf(out, " up=#%llu", (unsigned long long)n->ups.v[i]->id);
+    for (uint32_t i = 0; i < n->k.an.ups.n; i++)
+        if (!vsched__node_terminal(n->k.an.ups.v[i]))
+            fprintf(out, " up=#%llu",
+                    (unsigned long long)n->k.an.ups.v[i]->id);
     for (uint32_t i = 0; i < n->down.n; i++)
         fprintf(out, " down=#%llu", (unsigned long long)n->down.v[i]->id);
     fputc('\n', out);
@@ -66,7 +68,7 @@ typedef struct order_check {
 
 static int64_t vertex_ord(const vsched__node *n)
 {
-    return n->unit != NULL ? n->unit->ord : n->ord;
+    return n->unit != NULL ? n->unit->ord : vsched__node_ord(n);
 }
 
 static void check_edges(vsched__node *n, void *arg)

@@ -25,14 +25,14 @@
 
 const char *vsched__node_name(const vsched__node *n)
 {
-    if (n->job != NULL)
-        return n->job->name;
+    if (vsched__node_job(n) != NULL)
+        return n->k.job->name;
     return n->file != NULL ? n->file->name : "?";
 }
 
 static vsched_gate gate_of(const vsched__node *d, const vsched__node *up)
 {
-    const vsched__job *j = d->job;
+    const vsched__job *j = vsched__node_job(d);
     for (size_t i = 0; i < j->n_deps; i++)
         if (j->deps[i].up == up)
             return j->deps[i].gate;
@@ -117,7 +117,7 @@ void vsched__job_link(vsched *s, vsched__node *up, vsched__node *d,
 {
     if (vsched__node_terminal(d))
         return; /* cancelled at insertion: it waits for nothing */
-    vsched__job *j = d->job;
+    vsched__job *j = vsched__node_job(d);
     vsched__jobdep *v = realloc(j->deps, (j->n_deps + 1) * sizeof *v);
     if (v == NULL)
         abort(); /* an insertion is never half done */
@@ -236,7 +236,7 @@ void vsched__job_complete(vsched *s, vsched__task *t, vsched__pass *p)
     if (t->status != VSCHED_OK) {
         char *msg = t->message;
         t->message = NULL;
-        vsched_token *tok = n->job->token;
+        vsched_token *tok = n->k.job->token;
         if (t->status == VSCHED_ECANCELLED && tok != NULL &&
             tok->reason != NULL) {
             free(msg); /* the canceller's reason says more */
@@ -258,8 +258,8 @@ void vsched__job_complete(vsched *s, vsched__task *t, vsched__pass *p)
                 t->n_diags = 0;
             }
         }
-        free(n->job->output);
-        n->job->output = t->artifact_path;
+        free(n->k.job->output);
+        n->k.job->output = t->artifact_path;
         t->artifact_path = NULL;
         vsched__node_done(s, n, p);
     }
@@ -271,12 +271,13 @@ void vsched__job_complete(vsched *s, vsched__task *t, vsched__pass *p)
 /* The path an upstream node produced, or NULL. */
 static const char *output_of(const vsched__node *up)
 {
-    if (up->job != NULL)
-        return up->job->output;
+    if (vsched__node_job(up) != NULL)
+        return up->k.job->output;
     if (up->kind != VSCHED__K_ARTIFACT || up->file == NULL ||
         up->state != VSCHED__DONE)
         return NULL;
-    vsched__slot *sl = vsched__file_find_slot(up->file, up->profile);
+    vsched__slot *sl =
+        vsched__file_find_slot(up->file, vsched__node_profile(up));
     return sl != NULL ? sl->path : NULL;
 }
 
@@ -315,9 +316,10 @@ vsched__task *vsched__job_task(vsched *s, vsched__node *n)
         return NULL;
     t->s = s;
     t->kind = VSCHED__K_JOB;
-    t->name = n->job->name;
+    t->name = n->k.job->name;
     t->job = calloc(1, sizeof *t->job);
-    if (t->job == NULL || job_in_fill(t->job, n->job) != VSCHED_OK) {
+    if (t->job == NULL ||
+        job_in_fill(t->job, vsched__node_job(n)) != VSCHED_OK) {
         vsched__task_free(s, t);
         return NULL;
     }
@@ -362,8 +364,8 @@ void vsched__job_payload_free(vsched__job *j)
 
 void vsched__job_free(vsched *s, vsched__node *n)
 {
-    vsched__job *j = n->job;
-    n->job = NULL;
+    vsched__job *j = vsched__node_job(n);
+    n->k.job = NULL;
     for (size_t i = 0; i < j->n_deps; i++)
         vsched__node_unref(s, j->deps[i].up);
     if (j->parent != NULL)

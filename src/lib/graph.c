@@ -280,7 +280,7 @@ static void node_free(vsched *s, vsched__node *n)
     vsched__edgevec_free(g, &n->down);
     vsched__ups_clear(s, n);
     vsched__outcome_free(n->why);
-    if (n->job != NULL)
+    if (vsched__node_job(n) != NULL)
         vsched__job_free(s, n);
     if (n->file != NULL)
         vsched__file_unref(s, n->file);
@@ -301,7 +301,7 @@ void vsched__node_retire(vsched *s, vsched__node *n)
     n->in_structure = 0;
     s->graph.live--;
     s->graph.retired++;
-    if (n->job != NULL)
+    if (vsched__node_job(n) != NULL)
         vsched__job_forget(s, n); /* no reference cycles among the gone */
     vsched__node_unref(s, n);
 }
@@ -314,7 +314,8 @@ void vsched__graph_fini(vsched__graph *g)
         if (n == NULL)
             continue;
         vsched__edgevec_free(g, &n->down);
-        vsched__edgevec_free(g, &n->ups);
+        if (n->kind == VSCHED__K_ANALYSIS)
+            vsched__edgevec_free(g, &n->k.an.ups);
     }
     free(g->ids);
     vsched__arena_fini(&g->edge_arena);
@@ -360,7 +361,7 @@ int vsched__edge_add(vsched__graph *g, vsched__node *up, vsched__node *down)
 
 void vsched__ups_add(vsched *s, vsched__node *up, vsched__node *down)
 {
-    vsched__nodevec *v = &down->ups;
+    vsched__nodevec *v = &down->k.an.ups;
     if (v->n == v->cap) {
         /* Full: drop the stale entries before growing. */
         uint32_t k = 0;
@@ -379,7 +380,7 @@ void vsched__ups_add(vsched *s, vsched__node *up, vsched__node *down)
 
 void vsched__ups_remove(vsched *s, vsched__node *down, vsched__node *up)
 {
-    vsched__nodevec *v = &down->ups;
+    vsched__nodevec *v = &down->k.an.ups;
     for (uint32_t i = 0; i < v->n; i++)
         if (v->v[i] == up) {
             v->v[i] = v->v[--v->n];
@@ -390,8 +391,10 @@ void vsched__ups_remove(vsched *s, vsched__node *down, vsched__node *up)
 
 void vsched__ups_clear(vsched *s, vsched__node *down)
 {
-    vsched__nodevec v = down->ups;
-    down->ups = (vsched__nodevec){0};
+    if (down->kind != VSCHED__K_ANALYSIS)
+        return;
+    vsched__nodevec v = down->k.an.ups;
+    down->k.an.ups = (vsched__nodevec){0};
     for (uint32_t i = 0; i < v.n; i++)
         vsched__node_unref(s, v.v[i]);
     vsched__edgevec_free(&s->graph, &v);
@@ -414,7 +417,7 @@ void vsched__push_ready(vsched *s, vsched__node *n)
     }
     vsched__node_ref(n);
     vsched__rq_push(q, n, n->priority, n->weight_us, ++n->ready_seq);
-    if (n->job != NULL)
+    if (vsched__node_job(n) != NULL)
         vsched__job_enqueued(s, n); /* in the bounded ready queue of jobs */
     if (!n->admitted) {
         n->admitted = 1;
@@ -440,7 +443,7 @@ static int entry_valid(const vsched__entry *e)
 
 void vsched__unready(vsched *s, vsched__node *n)
 {
-    if (n->reserved != NULL || n->res_wait)
+    if (vsched__node_reserved(n) != NULL || n->res_wait)
         vsched__stage_unreserve(s, n);
     if (n->state != VSCHED__READY)
         return;

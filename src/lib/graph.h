@@ -91,13 +91,25 @@ typedef struct vsched__node {
     uint64_t id;
     struct vsched__file *file; /* file stages: a reference; NULL for jobs */
     uint64_t generation;       /* file stages: the file's, at creation */
-    const char *profile;       /* Artifact: interned profile name */
-    struct vsched__job *job;   /* jobs: gates, resources (dag.h) */
+    /* What only one kind has, by kind (read through the accessors below,
+     * which answer NULL or empty for the other kinds). */
+    union {
+        struct vsched__job *job; /* K_JOB: gates, resources (dag.h) */
+        struct {                 /* K_ARTIFACT */
+            const char *profile; /* interned profile name */
+            struct vsched__needset *reserved; /* stage resources it holds
+                                                 while READY (stage_res.c) */
+        } art;
+        struct {                 /* K_ANALYSIS */
+            vsched__nodevec ups; /* the Analyses it waits on through edges
+                                    (references; entries that ended are
+                                    stale), until it ends */
+            int64_t ord; /* topological order (an upstream's is smaller),
+                            upstream.c */
+        } an;
+    } k;
 
     vsched__nodevec down;          /* explicit downstream (references) */
-    vsched__nodevec ups;           /* Analysis: the Analyses it waits on
-                                      through edges (references; entries
-                                      that ended are stale), until it ends */
     struct vsched_handle *waiters; /* handles waiting for its end (a list) */
     struct vsched__task *task;     /* its task while out (prepared/running) */
     struct vsched__outcome *why;   /* message, failed_dep, diags; or NULL */
@@ -112,12 +124,8 @@ typedef struct vsched__node {
     uint32_t ready_seq;        /* validates ready-queue entries */
     uint32_t mark;             /* traversal stamp */
     atomic_int cancel;         /* read by its running task */
-    int64_t ord;               /* Analysis: topological order (an
-                                      upstream's is smaller), upstream.c */
     struct vsched__unit *unit; /* Analysis: its blocker cycle (unit.h) */
-    struct vsched__needset *reserved; /* Artifact: stage resources it holds
-                                         while READY (stage_res.c) */
-    int32_t status;                   /* 0 or negative vsched_status */
+    int32_t status;            /* 0 or negative vsched_status */
     uint8_t kind, state;
     uint8_t phase : 2;        /* Source: 0 load, 1 parse */
     uint8_t fail_stage : 2;   /* vsched_stage where a failure arose */
@@ -130,6 +138,25 @@ typedef struct vsched__node {
     uint8_t doomed : 1;       /* queued for replacement (unit.h) */
     uint8_t res_wait : 1;     /* in a resource's waiting queue */
 } vsched__node;
+
+/* The kind's own fields, or NULL (0, empty) for a node of another kind. */
+static inline struct vsched__job *vsched__node_job(const vsched__node *n)
+{
+    return n->kind == VSCHED__K_JOB ? n->k.job : NULL;
+}
+static inline const char *vsched__node_profile(const vsched__node *n)
+{
+    return n->kind == VSCHED__K_ARTIFACT ? n->k.art.profile : NULL;
+}
+static inline struct vsched__needset *vsched__node_reserved(
+    const vsched__node *n)
+{
+    return n->kind == VSCHED__K_ARTIFACT ? n->k.art.reserved : NULL;
+}
+static inline int64_t vsched__node_ord(const vsched__node *n)
+{
+    return n->kind == VSCHED__K_ANALYSIS ? n->k.an.ord : 0;
+}
 
 typedef struct vsched__graph {
     vsched__rq ready[2]; /* VSCHED__Q_CPU, VSCHED__Q_IO */
@@ -206,7 +233,7 @@ void vsched__ups_add(struct vsched *s, vsched__node *up, vsched__node *down);
 /* Forget the entry of up in down's ups (an edge spent while up runs on). */
 void vsched__ups_remove(struct vsched *s, vsched__node *down,
                         vsched__node *up);
-/* Drop every entry (down ended). */
+/* Drop every entry (down ended); nothing to do unless down is an Analysis. */
 void vsched__ups_clear(struct vsched *s, vsched__node *down);
 
 /* Queue of a node's next step. */

@@ -84,7 +84,8 @@ void vsched__handle_finish(vsched *s, vsched_handle *h, vsched__node *n,
             r->unit_hash = f->unit_hash;
         }
         if (n->kind == VSCHED__K_ARTIFACT && n->status == 0) {
-            vsched__slot *sl = vsched__file_find_slot(f, n->profile);
+            vsched__slot *sl =
+                vsched__file_find_slot(f, vsched__node_profile(n));
             if (sl != NULL && sl->path != NULL)
                 r->artifact_path = strdup(sl->path);
         }
@@ -180,7 +181,7 @@ static vsched__unit *finish(vsched *s, vsched__node *n,
     vsched__ups_clear(s, n);
     atomic_store_explicit(&n->cancel, state != VSCHED__DONE,
                           memory_order_release);
-    if (n->job != NULL)
+    if (vsched__node_job(n) != NULL)
         vsched__job_ended(s, n);
     if (s->node_waiters > 0)
         p->wake_dag = 1;
@@ -256,7 +257,7 @@ static void release_down(vsched *s, vsched__node *n,
         if (!vsched__node_terminal(d)) {
             d->xdeps--;
             s->graph.edges--;
-            if (d->job != NULL)
+            if (vsched__node_job(d) != NULL)
                 vsched__job_upstream_ended(s, n, d, p); /* its gate */
             else if (on_fail != NULL)
                 on_fail(s, n, d, arg);

@@ -53,7 +53,7 @@ void vsched__pass_event(vsched *s, vsched__pass *p, const vsched__node *n)
         p->events = grow(p->events, &p->cap_events, sizeof *p->events);
     p->events[p->n_events++] = (vsched__event){vsched__stage_of(n),
                                                vsched__file_ref(n->file),
-                                               n->profile,
+                                               vsched__node_profile(n),
                                                n->status,
                                                n->started_ns,
                                                n->finished_ns,

@@ -58,26 +58,26 @@ vsched__resource *vsched__resource_get(vsched *s, const char *name)
 
 void vsched__job_adopt(vsched__node *n)
 {
-    for (vsched__node *x = n; x != NULL; x = x->job->parent)
-        x->job->live++;
+    for (vsched__node *x = n; x != NULL; x = x->k.job->parent)
+        x->k.job->live++;
 }
 
 /* ---- the registry ---------------------------------------------------------- */
 
 void vsched__job_register(vsched *s, vsched__node *n)
 {
-    vsched__job *j = n->job;
+    vsched__job *j = vsched__node_job(n);
     j->next = s->dag.active;
     j->prev = NULL;
     if (s->dag.active != NULL)
-        s->dag.active->job->prev = n;
+        s->dag.active->k.job->prev = n;
     s->dag.active = n;
     j->active = 1;
 }
 
 void vsched__job_enqueued(vsched *s, vsched__node *n)
 {
-    vsched__job *j = n->job;
+    vsched__job *j = vsched__node_job(n);
     if (j->queued || j->task_out)
         return;
     j->queued = 1;
@@ -87,15 +87,15 @@ void vsched__job_enqueued(vsched *s, vsched__node *n)
 
 static void unregister(vsched *s, vsched__node *n)
 {
-    vsched__job *j = n->job;
+    vsched__job *j = vsched__node_job(n);
     if (!j->active)
         return;
     if (j->prev != NULL)
-        j->prev->job->next = j->next;
+        j->prev->k.job->next = j->next;
     else
         s->dag.active = j->next;
     if (j->next != NULL)
-        j->next->job->prev = j->prev;
+        j->next->k.job->prev = j->prev;
     j->prev = j->next = NULL;
     j->active = 0;
     /* The graph's reference moves to the history; the oldest leaves. */
@@ -121,7 +121,7 @@ void vsched__job_history_clear(vsched *s)
     }
     d->hist_head = 0;
     for (uint32_t i = 0; i < d->parked.n; i++) {
-        d->parked.v[i]->job->parked = 0;
+        d->parked.v[i]->k.job->parked = 0;
         vsched__node_unref(s, d->parked.v[i]);
     }
     d->parked.n = 0;
@@ -141,9 +141,9 @@ static vsched__grant *ancestor_grant(vsched__node *n, vsched__resource *r,
                                      vsched__node **branch)
 {
     vsched__node *child = n;
-    for (vsched__node *a = n->job->parent; a != NULL;
-         child = a, a = a->job->parent) {
-        vsched__job *aj = a->job;
+    for (vsched__node *a = n->k.job->parent; a != NULL;
+         child = a, a = a->k.job->parent) {
+        vsched__job *aj = vsched__node_job(a);
         for (size_t i = 0; i < aj->n_grants; i++)
             if (aj->grants[i].res == r) {
                 *branch = child;
@@ -156,7 +156,7 @@ static vsched__grant *ancestor_grant(vsched__node *n, vsched__resource *r,
 /* Is need i of n free now? */
 static int need_free(vsched__node *n, size_t i)
 {
-    vsched__resource *r = n->job->needs[i];
+    vsched__resource *r = n->k.job->needs[i];
     vsched__node *br = NULL;
     vsched__grant *g = ancestor_grant(n, r, &br);
     if (g != NULL)
@@ -166,7 +166,7 @@ static int need_free(vsched__node *n, size_t i)
 
 static int all_free(vsched__node *n)
 {
-    vsched__job *j = n->job;
+    vsched__job *j = vsched__node_job(n);
     if (j->sem != NULL && j->sem->in_use >= j->sem->capacity)
         return 0;
     for (size_t i = 0; i < j->n_needs; i++)
@@ -235,7 +235,8 @@ static void ws_ancestors(waitset *ws)
 {
     for (; ws->ancestors_done < ws->n; ws->ancestors_done++) {
         vsched__node *x = ws->w[ws->ancestors_done].node;
-        for (; x != NULL; x = x->job != NULL ? x->job->parent : NULL) {
+        for (; x != NULL;
+             x = vsched__node_job(x) != NULL ? x->k.job->parent : NULL) {
             size_t i = 0;
             while (i < ws->nh && ws->h[i].holder != x)
                 i++;
@@ -271,7 +272,7 @@ static int need_stuck(const waitset *ws, vsched__node *x, size_t i,
 {
     if (need_free(x, i))
         return 0;
-    vsched__resource *r = x->job->needs[i];
+    vsched__resource *r = x->k.job->needs[i];
     vsched__node *br = NULL;
     vsched__grant *g = ancestor_grant(x, r, &br);
     if (g == NULL && r->in_use < r->capacity)
@@ -350,12 +351,12 @@ static char *deadlock_of(vsched *s, vsched__node *n)
             vsched__node *x = pk->v[k];
             if (x == n || x->mark == ws.stamp || vsched__node_terminal(x))
                 continue;
-            for (size_t i = 0; i < x->job->n_needs; i++) {
+            for (size_t i = 0; i < x->k.job->n_needs; i++) {
                 vsched__node *h = NULL;
                 size_t wi = 0;
                 if (need_stuck(&ws, x, i, 0, &h, &wi)) {
                     size_t at = ws.n;
-                    ws_add(&ws, (waiter){x, wi, x->job->needs[i], h});
+                    ws_add(&ws, (waiter){x, wi, x->k.job->needs[i], h});
                     ws_close_edges(&ws, at);
                     grew = 1;
                     break;
@@ -365,11 +366,11 @@ static char *deadlock_of(vsched *s, vsched__node *n)
     }
     ws_ancestors(&ws);
     char *msg = NULL;
-    for (size_t i = 0; i < n->job->n_needs && msg == NULL; i++) {
+    for (size_t i = 0; i < n->k.job->n_needs && msg == NULL; i++) {
         vsched__node *h = NULL;
         size_t wi = 0;
         if (need_stuck(&ws, n, i, 1, &h, &wi))
-            msg = deadlock_message(&ws, n, n->job->needs[i], h, wi);
+            msg = deadlock_message(&ws, n, n->k.job->needs[i], h, wi);
     }
     free(ws.w);
     free(ws.h);
@@ -388,7 +389,7 @@ int vsched__job_can_start(vsched *s, vsched__node *n, vsched__pass *p)
         return 0;
     }
     /* Take nothing and wait: no hold-and-wait. */
-    n->job->parked = 1;
+    n->k.job->parked = 1;
     vsched__node_ref(n);
     if (vsched__nodevec_push(&s->dag.parked, n) != VSCHED_OK)
         abort(); /* a parked job must not be lost */
@@ -407,7 +408,7 @@ static void recheck_parked(vsched *s, vsched__pass *p)
             continue;
         }
         v->v[i] = v->v[--v->n];
-        x->job->parked = 0;
+        x->k.job->parked = 0;
         vsched__node_fail(s, x, VSCHED_ECYCLE, deadlock, NULL, NULL, 0, -1, p);
         vsched__node_unref(s, x);
     }
@@ -415,7 +416,7 @@ static void recheck_parked(vsched *s, vsched__pass *p)
 
 void vsched__job_started(vsched *s, vsched__node *n, vsched__pass *p)
 {
-    vsched__job *j = n->job;
+    vsched__job *j = vsched__node_job(n);
     int fresh = 0;
     for (size_t i = 0; i < j->n_needs; i++) {
         vsched__node *br = NULL;
@@ -453,7 +454,7 @@ void vsched__job_wake_parked(vsched *s)
     v->n = 0;
     for (uint32_t i = 0; i < n; i++) {
         vsched__node *x = v->v[i];
-        x->job->parked = 0;
+        x->k.job->parked = 0;
         if (!vsched__node_terminal(x))
             vsched__make_ready_if_free(s, x);
         vsched__node_unref(s, x);
@@ -473,14 +474,14 @@ static void vec_remove(vsched__nodevec *v, const vsched__node *n)
  * parent's grants that x borrowed is free again. */
 static void subtree_settled(vsched__node *x)
 {
-    vsched__job *j = x->job;
+    vsched__job *j = vsched__node_job(x);
     for (size_t i = 0; i < j->n_grants; i++) {
         j->grants[i].res->in_use--;
         vec_remove(&j->grants[i].res->holders, x);
     }
     j->n_grants = 0;
     if (j->parent != NULL) {
-        vsched__job *pj = j->parent->job;
+        vsched__job *pj = vsched__node_job(j->parent);
         for (size_t i = 0; i < pj->n_grants; i++)
             if (pj->grants[i].branch == x)
                 pj->grants[i].branch = NULL;
@@ -491,16 +492,16 @@ static void subtree_settled(vsched__node *x)
  * again. */
 static void drop_parent(vsched *s, vsched__node *x)
 {
-    vsched__node *par = x->job->parent;
-    if (par == NULL || x->in_structure || x->job->live > 0)
+    vsched__node *par = x->k.job->parent;
+    if (par == NULL || x->in_structure || x->k.job->live > 0)
         return;
-    x->job->parent = NULL;
+    x->k.job->parent = NULL;
     vsched__node_unref(s, par);
 }
 
 void vsched__job_forget(vsched *s, vsched__node *n)
 {
-    vsched__job *j = n->job;
+    vsched__job *j = vsched__node_job(n);
     vsched__jobdep *deps = j->deps;
     size_t nd = j->n_deps;
     j->deps = NULL;
@@ -514,7 +515,7 @@ void vsched__job_forget(vsched *s, vsched__node *n)
 /* n is terminal and its task is back: give back what it holds. */
 static void settle(vsched *s, vsched__node *n)
 {
-    vsched__job *j = n->job;
+    vsched__job *j = vsched__node_job(n);
     if (j->settled)
         return;
     j->settled = 1;
@@ -527,11 +528,11 @@ static void settle(vsched *s, vsched__node *n)
     /* Settling rolls up the parent chain; subtrees that settled and left
      * the graph drop their parents after the walk. */
     vsched__nodevec gone = {0};
-    for (vsched__node *x = n; x != NULL; x = x->job->parent)
-        if (--x->job->live == 0) {
-            released |= x->job->n_grants > 0 || x->job->parent != NULL;
+    for (vsched__node *x = n; x != NULL; x = x->k.job->parent)
+        if (--x->k.job->live == 0) {
+            released |= x->k.job->n_grants > 0 || x->k.job->parent != NULL;
             subtree_settled(x);
-            if (!x->in_structure && x->job->parent != NULL &&
+            if (!x->in_structure && x->k.job->parent != NULL &&
                 vsched__nodevec_push(&gone, x) != VSCHED_OK)
                 abort();
         }
@@ -548,12 +549,12 @@ static void settle(vsched *s, vsched__node *n)
 static void unkey(vsched *s, vsched__node *n)
 {
     vec_remove(&s->dag.keyed, n);
-    n->job->keyed = 0;
+    n->k.job->keyed = 0;
 }
 
 void vsched__job_ended(vsched *s, vsched__node *n)
 {
-    vsched__job *j = n->job;
+    vsched__job *j = vsched__node_job(n);
     if (j->queued) {
         j->queued = 0;
         s->dag.queued--;
@@ -572,7 +573,7 @@ void vsched__job_ended(vsched *s, vsched__node *n)
 
 void vsched__job_task_returned(vsched *s, vsched__node *n)
 {
-    n->job->task_out = 0;
+    n->k.job->task_out = 0;
     if (vsched__node_terminal(n))
         settle(s, n);
 }

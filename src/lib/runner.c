@@ -123,7 +123,7 @@ void vsched__kick(vsched *s)
  * index of its moving average, s->step_ns). */
 static int step_of(const vsched__node *n, int phase)
 {
-    if (n->job != NULL)
+    if (vsched__node_job(n) != NULL)
         return 4;
     if (n->kind == VSCHED__K_SOURCE)
         return phase ? 1 : 0;
@@ -144,7 +144,7 @@ static vsched__task *take_ready(vsched *s, int q, vsched__pass *p,
         if (n == NULL)
             return NULL;
         vsched__task *t;
-        if (n->job != NULL) {
+        if (vsched__node_job(n) != NULL) {
             if (!vsched__job_can_start(s, n, p)) {
                 vsched__node_unref(s, n); /* parked (or failed) */
                 continue;

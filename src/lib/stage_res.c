@@ -63,7 +63,7 @@ static vsched__needset *needs_of(vsched *s, const vsched__node *n)
 {
     if (n->kind != VSCHED__K_ARTIFACT || s->dag.n_stage_needs == 0)
         return NULL;
-    const vsched__stage_need *e = find_need(&s->dag, n->profile);
+    const vsched__stage_need *e = find_need(&s->dag, vsched__node_profile(n));
     if (e == NULL)
         e = find_need(&s->dag, NULL);
     return e != NULL && e->set->n > 0 ? e->set : NULL;
@@ -93,14 +93,14 @@ static void wait_on_resource(vsched__node *n, vsched__resource *r)
 
 int vsched__stage_admit(vsched *s, vsched__node *n)
 {
-    if (n->reserved != NULL || n->res_wait)
-        return n->reserved != NULL;
+    if (vsched__node_reserved(n) != NULL || n->res_wait)
+        return vsched__node_reserved(n) != NULL;
     vsched__needset *ns = needs_of(s, n);
     if (ns == NULL)
         return 1;
     vsched__resource *busy = reserve(ns);
     if (busy == NULL) {
-        n->reserved = ns;
+        n->k.art.reserved = ns;
         return 1;
     }
     wait_on_resource(n, busy);
@@ -136,8 +136,9 @@ static void give_back(vsched *s, vsched__needset *ns)
 
 void vsched__stage_start(vsched__node *n, vsched__task *t)
 {
-    t->held = n->reserved;
-    n->reserved = NULL;
+    t->held = vsched__node_reserved(n);
+    if (t->held != NULL)
+        n->k.art.reserved = NULL;
 }
 
 void vsched__stage_returned(vsched *s, vsched__task *t)
@@ -150,11 +151,11 @@ void vsched__stage_returned(vsched *s, vsched__task *t)
 
 void vsched__stage_unreserve(vsched *s, vsched__node *n)
 {
-    vsched__needset *ns = n->reserved;
+    vsched__needset *ns = vsched__node_reserved(n);
     n->res_wait = 0; /* a queue entry of it goes stale */
     if (ns == NULL)
         return;
-    n->reserved = NULL;
+    n->k.art.reserved = NULL;
     give_back(s, ns);
 }
 

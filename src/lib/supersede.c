@@ -151,7 +151,7 @@ static int sweep_file(vsched *s, vsched__file *f, int status, sweep *w,
 static vsched_gate retarget_job_dep(vsched *s, vsched__node *d,
                                     vsched__node *old, vsched__node *up)
 {
-    vsched__job *j = d->job;
+    vsched__job *j = vsched__node_job(d);
     for (size_t i = 0; i < j->n_deps; i++)
         if (j->deps[i].up == old) {
             vsched_gate g = j->deps[i].gate;
@@ -188,11 +188,11 @@ static void regate(vsched *s, vsched__file *f, sweep *w, vsched__pass *p)
         vsched__node *old = w->from.v[i];
         if (vsched__node_terminal(d))
             continue;
-        if (d->job != NULL) {
+        if (vsched__node_job(d) != NULL) {
             vsched__node *up =
                 old->kind == VSCHED__K_ARTIFACT
-                    ? vsched__ensure_artifact(s, live, old->profile,
-                                              d->priority, p)
+                    ? vsched__ensure_artifact(
+                          s, live, vsched__node_profile(old), d->priority, p)
                     : vsched__ensure_analysis(s, live, d->priority, p);
             vsched_gate g = retarget_job_dep(s, d, old, up);
             vsched__job_link(s, up, d, g, p);

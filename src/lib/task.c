@@ -336,7 +336,7 @@ vsched__task *vsched__task_for(vsched *s, vsched__node *n)
     t->incarnation = f->incarnation;
     t->generation = n->generation;
     t->name = f->name;
-    t->profile = n->profile;
+    t->profile = vsched__node_profile(n);
     if (f->facts != NULL) {
         t->snap = vsched__snap_ref(f->snap);
         t->content_hash = f->facts->content_hash;

@@ -86,8 +86,8 @@ void vsched_token_cancel(vsched_token *tok, const char *reason)
     /* The active jobs carrying it (cancelling may end others: collect
      * first). */
     vsched__nodevec v = {0};
-    for (vsched__node *n = s->dag.active; n != NULL; n = n->job->next)
-        if (n->job->token == tok) {
+    for (vsched__node *n = s->dag.active; n != NULL; n = n->k.job->next)
+        if (n->k.job->token == tok) {
             vsched__node_ref(n);
             if (vsched__nodevec_push(&v, n) != VSCHED_OK)
                 abort();

@@ -85,7 +85,7 @@ static void leave_one(vsched__unit *u, vsched__node *x)
     u->doomed -= x->doomed;
     x->unit_free = 0;
     x->unit_held = 0;
-    x->ord = u->ord;
+    x->k.an.ord = u->ord;
     u->live--;
 }
 
@@ -136,7 +136,7 @@ vsched__unit *vsched__unit_form(vsched *s, vsched__node *const *v, size_t n)
     }
     if (base == NULL) {
         base = unit_new(s);
-        base->ord = v[0]->ord;
+        base->ord = v[0]->k.an.ord;
     }
     /* Who joins now (marked with a fresh stamp: edges from the members
      * already in base are found through the joiners' blockers). */

@@ -79,9 +79,9 @@ static void each_up(vsched *s, vsched__node *n, up_fn fn, void *arg)
             }
         break;
     case VSCHED__K_JOB:
-        for (size_t i = 0; i < n->job->n_deps; i++)
-            if (!vsched__node_terminal(n->job->deps[i].up))
-                fn(n->job->deps[i].up, arg);
+        for (size_t i = 0; i < n->k.job->n_deps; i++)
+            if (!vsched__node_terminal(n->k.job->deps[i].up))
+                fn(n->k.job->deps[i].up, arg);
         break;
     default: break;
     }
@@ -167,7 +167,7 @@ void vsched__raise(vsched *s, vsched__node *n, int priority,
 
 static int64_t ord_of(const vsched__node *x)
 {
-    return x->unit != NULL ? x->unit->ord : x->ord;
+    return x->unit != NULL ? x->unit->ord : x->k.an.ord;
 }
 
 static void set_ord(vsched__node *x, int64_t o)
@@ -175,7 +175,7 @@ static void set_ord(vsched__node *x, int64_t o)
     if (x->unit != NULL)
         x->unit->ord = o;
     else
-        x->ord = o;
+        x->k.an.ord = o;
 }
 
 static uint32_t mark_of(const vsched__node *x)
@@ -236,8 +236,8 @@ static void down_of_member(vsched__node *m, void *arg)
 static void up_of_member(vsched__node *m, void *arg)
 {
     step *st = arg;
-    for (uint32_t i = 0; i < m->ups.n; i++) {
-        vsched__node *a = m->ups.v[i];
+    for (uint32_t i = 0; i < m->k.an.ups.n; i++) {
+        vsched__node *a = m->k.an.ups.v[i];
         if (!vsched__node_terminal(a) && !a->doomed &&
             (st->u == NULL || a->unit != st->u))
             st->fn(a, st->arg);
