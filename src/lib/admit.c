@@ -240,10 +240,10 @@ static int upsert(vsched *s, vsched__file *f, vsched_handle *h,
     if (rc != VSCHED_OK)
         return rc;
     free(f->content);
-    f->content = h->content;
-    f->content_len = h->content_len;
+    f->content = h->extra->content;
+    f->content_len = h->extra->content_len;
     f->has_content = 1;
-    h->content = NULL;
+    h->extra->content = NULL;
     h->flags &= ~VSCHED_REQ_CONTENT; /* an upsert applies once */
     return VSCHED_OK;
 }

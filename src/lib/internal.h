@@ -152,6 +152,15 @@ typedef struct vsched__task {
     vsched_job_in *job; /* jobs: the op's input (owned) */
 } vsched__task;
 
+/* What few requests carry (a join callback, upsert bytes), apart from
+ * their handle: allocated only for a request that has either. */
+typedef struct vsched__req_extra {
+    vsched_join_fn on_join; /* or NULL */
+    void *join_user;
+    char *content; /* upsert bytes (owned) until admitted, or NULL */
+    size_t content_len;
+} vsched__req_extra;
+
 /* A request's handle. Its result's strings are the handle's own: name
  * (the canonical name, from submission), profile (a single handle's; a
  * batch's belong to the batch), and, once answered, message, failed_dep,
@@ -167,10 +176,7 @@ struct vsched_handle {
     int priority;
     unsigned flags; /* VSCHED_REQ_* still to apply */
     uint64_t cost_ns;
-    vsched_join_fn on_join;
-    void *join_user;
-    char *content; /* upsert bytes (owned) until admitted */
-    size_t content_len;
+    struct vsched__req_extra *extra; /* what few requests carry, or NULL */
     const char *profile_key; /* the profile, interned (slots key on it) */
     const char *kind;        /* loader classification (interned) */
     uint64_t class_seq;      /* when it was made */

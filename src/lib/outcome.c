@@ -121,7 +121,7 @@ void vsched__waiter_add(vsched *s, vsched__node *n, vsched_handle *h,
 {
     if (n->waiters != NULL) {
         vsched__count(&s->dedup_joins);
-        if (h->on_join != NULL && !h->join_fired) {
+        if (h->extra != NULL && h->extra->on_join != NULL && !h->join_fired) {
             h->join_fired = 1; /* once, even across re-admissions */
             vsched__pass_join(p, h);
         }

@@ -128,7 +128,8 @@ void vsched__pass_run(vsched *s, vsched__pass *p)
     p->n_joins = p->cap_joins = 0;
     for (size_t i = 0; i < n; i++) {
         vsched_handle *h = joins[i];
-        h->on_join(h->join_user, h->result.name, h->result.stage);
+        h->extra->on_join(h->extra->join_user, h->result.name,
+                          h->result.stage);
         vsched__handle_unref(h);
     }
     free(joins);

@@ -317,15 +317,22 @@ static int handle_init(vsched *s, vsched_handle *h, const vsched_request *req,
     h->priority = req->priority;
     h->flags = req->flags;
     h->cost_ns = req->cost_ns;
-    h->on_join = req->on_join;
-    h->join_user = req->join_user;
     h->kind = "";
     atomic_init(&h->done, 0);
     atomic_init(&h->refs, 2); /* caller + scheduler */
-    if (req->flags & VSCHED_REQ_CONTENT) {
-        h->content = copy_bytes(req->content, req->content_len);
-        h->content_len = req->content_len;
-        if (h->content == NULL)
+    int content = (req->flags & VSCHED_REQ_CONTENT) != 0;
+    if (req->on_join == NULL && !content)
+        return VSCHED_OK;
+    vsched__req_extra *x = calloc(1, sizeof *x);
+    if (x == NULL)
+        return VSCHED_ENOMEM;
+    h->extra = x;
+    x->on_join = req->on_join;
+    x->join_user = req->join_user;
+    if (content) {
+        x->content = copy_bytes(req->content, req->content_len);
+        x->content_len = req->content_len;
+        if (x->content == NULL)
             return VSCHED_ENOMEM;
     }
     return VSCHED_OK;
@@ -336,7 +343,9 @@ static void handle_fini(vsched_handle *h)
     if (h->file != NULL)
         vsched__file_unref(h->s, h->file); /* never admitted */
     vsched__facts_unref(h->facts);
-    free(h->content);
+    if (h->extra != NULL)
+        free(h->extra->content);
+    free(h->extra);
     vsched_result *r = &h->result;
     free((char *)r->name);
     free((char *)r->artifact_path);
