@@ -88,4 +88,18 @@ check "... said to be missing, not outside the root" \
     sh -c "grep -q 'is no target and no file' '$S/o9' && ! grep -q outside '$S/o9'"
 vsched_run --config "$S/k.ini" "$S/srclink/a.c" >"$S/o10" 2>&1
 check "an existing FILE spelt the same way builds (exit 0)" test $? -eq 0
+# A backslash is an ordinary character of a name, in a pattern as out of
+# one; a bracket quotes a wildcard. -n lists what a run would build.
+mkdir -p "$S/g"
+for f in 'back\slash.c' backslash.c 'st*r.c' star.c; do
+    printf 'int v;\n' >"$S/g/$f"
+done
+cc_ini "$S/g.ini" 'back\sla*.c st[*]r.c'
+sed -i "s|^root = src|root = g|" "$S/g.ini"
+vsched_run --config "$S/g.ini" -n >"$S/o11" 2>&1
+check "inputs with a backslash and a bracketed star (exit 0)" test $? -eq 0
+# (A name's backslash is printed doubled.)
+check "... select back\\slash.c and st*r.c, and only those" sh -c \
+    "grep -qF ' back\\\\slash.c: new' '$S/o11' && grep -qF ' st*r.c: new' '$S/o11' &&
+     test \$(grep -c ': new' '$S/o11') -eq 2"
 finish

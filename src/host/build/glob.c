@@ -57,7 +57,8 @@ static int match_segs(const segs *p, size_t pi, const segs *s, size_t si)
             return 1;
         return si < s->n && s->v[si][0] != '.' && match_segs(p, pi, s, si + 1);
     }
-    if (si == s->n || fnmatch(p->v[pi], s->v[si], FNM_PERIOD) != 0)
+    if (si == s->n ||
+        fnmatch(p->v[pi], s->v[si], FNM_PERIOD | FNM_NOESCAPE) != 0)
         return 0;
     return match_segs(p, pi + 1, s, si + 1);
 }
@@ -232,7 +233,8 @@ static void expand(const walk *w, size_t pi, const char *rel)
         size_t n = 0;
         entry *es = list_dir(w, rel, &n);
         for (size_t i = 0; i < n; i++) {
-            if (fnmatch(w->p->v[pi], es[i].name, FNM_PERIOD) == 0) {
+            if (fnmatch(w->p->v[pi], es[i].name, FNM_PERIOD | FNM_NOESCAPE) ==
+                0) {
                 char *sub = rel_join(rel, es[i].name);
                 if (kind_of_entry(w, sub, &es[i], 1) == 1 ||
                     (es[i].type != DT_REG && es[i].type != DT_DIR &&
@@ -278,7 +280,7 @@ static void expand(const walk *w, size_t pi, const char *rel)
     size_t n = 0;
     entry *es = list_dir(w, rel, &n);
     for (size_t i = 0; i < n; i++) {
-        if (fnmatch(seg, es[i].name, FNM_PERIOD) == 0) {
+        if (fnmatch(seg, es[i].name, FNM_PERIOD | FNM_NOESCAPE) == 0) {
             char *sub = rel_join(rel, es[i].name);
             expand(w, pi + 1, sub);
             free(sub);
