@@ -164,6 +164,20 @@ cat "$S/o5"
 check "--clean after a killed run succeeds" test $rc -eq 0
 check "--clean removes the unrecorded output too" test ! -e "$O/m.c.o"
 check "and the recorded ones" test ! -e "$O/a.c.o" -a ! -e "$O/b.c.o"
+check "... and leaves no journal behind" test ! -e "$S/state/published"
+# A record naming a directory under out_dir (a forged state): --clean
+# keeps the directory and says why, in words, not errno's.
+vsched_run --config "$S/p.ini" >/dev/null 2>&1 || fail "the build before the forged directory record"
+mkdir -p "$O/adir"
+sqlite3 "$S/state/state.db" "INSERT INTO artifacts SELECT 'gone3.c', profile, key, config, tool, deps, '$O/adir', out_mtime_ns, out_ctime_ns, out_size, out_ino, out_hash, duration_ns FROM artifacts LIMIT 1;" ||
+    fail "cannot forge a record (sqlite3 is needed)"
+vsched_run --config "$S/p.ini" --clean >"$S/o5b" 2>&1
+rc=$?
+cat "$S/o5b"
+check "--clean with a record naming a directory (exit 0)" test $rc -eq 0
+check "... keeps the directory, saying it is no output" sh -c \
+    "test -d '$O/adir' && grep -q '^vsched-run: kept $O/adir: it is a directory, not an output$' '$S/o5b'"
+rmdir "$O/adir"
 
 # The journal is the state directory's own file: a symbolic link put in
 # its place is neither followed nor emptied; the run says what to do.

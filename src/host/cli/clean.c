@@ -58,7 +58,8 @@ int vr_clean_run(const vr_build *b)
     vr_snapshot_free(&snap);
     vr_state_close(st);
     st = NULL;
-    if (vr_state_remove(state_dir, &msg) != VSCHED_OK)
+    if (vr_state_remove(state_dir, &msg) != VSCHED_OK ||
+        vr_journal_remove(state_dir, &msg) != VSCHED_OK)
         goto out;
     if (b->cli->clean_cache) {
         /* the cache of [cache] dir, or the default one when it is off */

@@ -78,13 +78,32 @@ char *vr_output_remove(const char *out_real, const char *path, FILE *err,
     }
     if (unlink(at) == 0)
         return at;
-    if (errno != ENOENT) {
+    if (errno == EISDIR) { /* no executor writes a directory */
+        if (!quiet) {
+            fputs("vsched-run: kept ", err);
+            vr_put_name(err, at);
+            fputs(": it is a directory, not an output\n", err);
+        }
+    } else if (errno != ENOENT) {
         fputs("vsched-run: cannot remove ", err);
         vr_put_name(err, at);
         fprintf(err, ": %s\n", strerror(errno));
     }
     free(at);
     return NULL;
+}
+
+/* Contract: see journal.h. */
+int vr_journal_remove(const char *state_dir, char **msg)
+{
+    char *path = vr_path_join(state_dir, VR_JOURNAL_FILE);
+    int rc = VSCHED_OK;
+    if (unlink(path) != 0 && errno != ENOENT) {
+        *msg = vr_strfmt("cannot remove %s: %s", path, strerror(errno));
+        rc = VSCHED_EIO;
+    }
+    free(path);
+    return rc;
 }
 
 /* Contract: see journal.h. */

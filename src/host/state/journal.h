@@ -66,7 +66,8 @@ void vr_journal_close(vr_journal *j);
  * removes on a record's word (a state row, --clean). Returns the path
  * removed (heap), or NULL: absent, not inside (said on `err` unless
  * `quiet`: "vsched-run: kept PATH: it is not under [executor] out_dir"),
- * or not removable (said on `err`). */
+ * a directory (kept, said the same way: "... it is a directory, not an
+ * output"), or not removable (said on `err`). */
 char *vr_output_remove(const char *out_real, const char *path, FILE *err,
                        int quiet);
 
@@ -75,6 +76,11 @@ char *vr_output_remove(const char *out_real, const char *path, FILE *err,
  * is wrong and what to do, as vr_journal_open would. For --clean, which
  * settles the journal without opening it. */
 int vr_journal_check(const char *state_dir, char **msg);
+
+/* Remove STATE_DIR/published (absent is fine), once vr_journal_check
+ * passed and it is settled: --clean leaves no state but the lock. 0, or
+ * VSCHED_EIO with *msg (heap). */
+int vr_journal_remove(const char *state_dir, char **msg);
 
 /* Settle STATE_DIR/published as a run that did not record its outputs
  * (killed, or its state could not be written) left it: remove each noted
