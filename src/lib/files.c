@@ -460,16 +460,23 @@ vsched__file *vsched__files_ensure(vsched__files *t, const char *name,
 vsched__file *vsched__files_ensure_h(vsched__files *t, const char *name,
                                      size_t len, uint64_t hash, int *created)
 {
+    (void)len;
     *created = 0;
-    vsched__file *f = vsched__files_find_h(t, name, len, hash);
+    /* One probe finds the object or where it goes (naming it in the
+     * directory and allocating touch no slot); a growth probes again. */
+    size_t i = t->cap > 0 ? slot_of(t->slots, t->cap, name, hash) : 0;
+    vsched__file *f = t->cap > 0 ? t->slots[i] : NULL;
     if (f != NULL)
         return f;
-    if ((t->n + 1) * 4 > t->cap * 3 && grow(t) != VSCHED_OK)
-        return NULL;
+    if ((t->n + 1) * 4 > t->cap * 3) {
+        if (grow(t) != VSCHED_OK)
+            return NULL;
+        i = slot_of(t->slots, t->cap, name, hash);
+    }
     const char *kept = vsched__root_name(t->pool->names, name, hash, t->bulk);
     if (kept == NULL || (f = vsched__file_new(t->pool, kept, hash, 0)) == NULL)
         return NULL;
-    t->slots[slot_of(t->slots, t->cap, name, hash)] = f;
+    t->slots[i] = f;
     t->n++;
     *created = 1;
     return f; /* the table's reference */
