@@ -125,6 +125,20 @@ while [ "$(grep -c -- "-> .*:$lock_ino " /proc/locks)" -lt 2 ] && [ $i -lt 500 ]
 done
 check "a third run with -q waits for the lock too" \
     test "$(grep -c -- "-> .*:$lock_ino " /proc/locks)" -eq 2
+# SIGINT while waiting: nothing was built, exit 130, and the run says so
+# (not a bare ^C).
+start_bg "$S" fourth
+fourth_bg=$BG
+i=0
+while ! grep -q "waiting for" "$S/fourth.out" && [ $i -lt 500 ]; do
+    sleep 0.02
+    i=$((i + 1))
+done
+kill -INT "$VPID"
+wait "$fourth_bg"
+check "SIGINT while waiting for the lock: exit 130" test $? -eq 130
+check "... saying nothing was built" \
+    grep -q "^vsched-run: interrupted before anything was built$" "$S/fourth.out"
 wait "$first_bg"
 check "the first run finishes (exit 0)" test $? -eq 0
 wait "$second_bg"

@@ -20,6 +20,7 @@ static vr_sig_phase vr_sig_mode = VR_SIG_EXIT; /* guarded by vr_sig_lock */
 static vsched *vr_sig_sched;                   /* guarded by vr_sig_lock */
 static int vr_sig_busy;                        /* guarded by vr_sig_lock */
 static int vr_sig_wake = -1;                   /* guarded by vr_sig_lock */
+static int vr_sig_started_build; /* a scheduler ran; guarded by vr_sig_lock */
 static atomic_int vr_sig_count;
 static pthread_t vr_sig_thread;    /* written by start, read by stop (main) */
 static int vr_sig_started;         /* main thread only */
@@ -130,6 +131,7 @@ static void *vr_signals_main(void *arg)
         if (mode == VR_SIG_CANCEL && s != NULL)
             vr_sig_busy = 1;
         int wake = mode == VR_SIG_WAKE ? vr_sig_wake : -1;
+        int before_build = mode == VR_SIG_EXIT && !vr_sig_started_build;
         if (wake >= 0) {
             char c = 1;
             ssize_t w = write(wake, &c, 1); /* under the lock: fd open */
@@ -138,6 +140,12 @@ static void *vr_signals_main(void *arg)
         pthread_mutex_unlock(&vr_sig_lock);
         if (mode == VR_SIG_EXIT || (mode == VR_SIG_WAKE && wake < 0)) {
             vr_hush();
+            if (before_build) { /* else the summary said what was built */
+                static const char m[] =
+                    "vsched-run: interrupted before anything was built\n";
+                ssize_t w = write(STDERR_FILENO, m, sizeof m - 1);
+                (void)w;
+            }
             vr_end_children(0);
             _exit(VR_EXIT_INTERRUPTED);
         }
@@ -215,6 +223,7 @@ void vr_signals_phase(vr_sig_phase phase, vsched *s)
         pthread_cond_wait(&vr_sig_idle, &vr_sig_lock);
     vr_sig_mode = phase;
     vr_sig_sched = phase == VR_SIG_CANCEL ? s : NULL;
+    vr_sig_started_build |= phase == VR_SIG_CANCEL;
     int late = phase == VR_SIG_CANCEL && atomic_load(&vr_sig_count) > 0;
     pthread_mutex_unlock(&vr_sig_lock);
     if (late && s != NULL)
