@@ -162,4 +162,14 @@ check "... its reason and the summary printed without a raw ESC byte" \
     sh -c "! grep -q '$E' '$S/oddfail.out'"
 check "... the name escaped in the reason" grep -q 'ev\\e\[2J\\nx\.c' "$S/oddfail.out"
 rm -f "$S/tree/$odd"
+# ---- -n: an output to remove is named escaped too ----------------------------------------
+gone="src/d0/gone${E}[2J.c"
+printf 'int gone;\n' >"$S/tree/$gone"
+build "$S" withgone
+check "a source named with ESC builds (exit 0)" test $? -eq 0
+rm -f "$S/tree/$gone"
+build "$S" gone-n -n
+check "-n after it left the inputs (exit 0)" test $? -eq 0
+check "... lists its object to remove, escaped" grep -q '^remove .*/gone\\e\[2J\.c\.o$' "$S/gone-n.out"
+check "... with no raw ESC byte" sh -c "! grep -q '$E' '$S/gone-n.out'"
 finish

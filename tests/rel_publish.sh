@@ -158,6 +158,13 @@ rm -f "$O/x"
 # The same kill, then --clean: the unrecorded output goes too.
 printf 'int m(void) { return 5; }\n' >"$S/src/m.c"
 killed_after_publish "$O/m.c.o"
+# -n lists what the run would remove, and removes nothing.
+vsched_run --config "$S/p.ini" -n >"$S/o5n" 2>&1
+rc=$?
+check "-n after a killed run lists the unrecorded output (exit 0)" sh -c \
+    "test $rc -eq 0 && grep -qx 'remove $O/m.c.o (published by an earlier run that did not record it)' '$S/o5n'"
+check "... and leaves it, and the journal, as they are" \
+    test -e "$O/m.c.o" -a -s "$S/state/published"
 vsched_run --config "$S/p.ini" --clean >"$S/o5" 2>&1
 rc=$?
 cat "$S/o5"

@@ -34,6 +34,7 @@
 #include "common/escape.h"
 #include "common/names.h"
 #include "common/util.h"
+#include "state/journal.h"
 
 static double vr_now_s(void)
 {
@@ -73,9 +74,11 @@ static void on_event(void *user, const vsched_event *ev)
     }
 }
 
-/* -n: what would be rebuilt and why, one line each. */
-static void print_plan(const vr_build *b, const vr_plan *p)
+/* -n: what would be rebuilt and why, and what removed, one line each. */
+static void print_plan(const vr_build *b, const vr_incr *in, const vr_plan *p)
 {
+    size_t stale = vr_journal_list(in->state_dir, b->settings->out_dir,
+                                   &in->snap, b->out);
     for (size_t i = 0; i < p->n_rows; i++) {
         const vr_row *r = &p->rows[i];
         if (r->req < 0)
@@ -93,13 +96,22 @@ static void print_plan(const vr_build *b, const vr_plan *p)
         if (!l->run)
             continue;
         char *why = vr_reason_text(&l->v);
-        fprintf(b->out, "%s %s %s: %s\n", l->kind, l->profile, l->name, why);
+        vr_esc ek = {0}, ep = {0}, en = {0};
+        fprintf(b->out, "%s %s %s: %s\n", vr_esc_name(&ek, l->kind),
+                vr_esc_name(&ep, l->profile), vr_esc_name(&en, l->name), why);
+        vr_esc_done(&ek);
+        vr_esc_done(&ep);
+        vr_esc_done(&en);
         free(why);
     }
     for (size_t i = 0; i < p->n_removed; i++)
-        if (p->removed[i].out_path != NULL)
-            fprintf(b->out, "remove %s\n", p->removed[i].out_path);
-    if (p->n_dirty == 0 && p->n_removed == 0 && b->cli->verbosity >= 0) {
+        if (p->removed[i].out_path != NULL) {
+            fputs("remove ", b->out);
+            vr_put_name(b->out, p->removed[i].out_path);
+            fputc('\n', b->out);
+        }
+    if (p->n_dirty == 0 && p->n_removed == 0 && stale == 0 &&
+        b->cli->verbosity >= 0) {
         int links = 0;
         for (size_t k = 0; k < p->n_links; k++)
             links |= p->links[k].run;
@@ -559,7 +571,7 @@ int vr_build_run(const vr_build *b)
     for (size_t k = 0; k < plan.n_links; k++)
         links |= plan.links[k].run;
     if (b->cli->dry_run) {
-        print_plan(b, &plan);
+        print_plan(b, in, &plan);
         status = VR_EXIT_OK;
     } else {
         vr_plan_apply(&plan, in, b->out, b->cli->verbosity < 0);

@@ -249,13 +249,16 @@ static int vr_still_published(const char *path, const vr_stamp *noted)
            now.size == noted->size && now.mtime_ns == noted->mtime_ns;
 }
 
-/* Contract: see journal.h. */
-size_t vr_journal_settle(const char *state_dir, const char *out_dir,
-                         const vr_snapshot *snap, int all, FILE *out,
-                         FILE *err, int quiet)
+/* Each file the journal notes that is still the one published, lies
+ * inside `out_dir` and that no record of `snap` vouches for (every such
+ * file when `all`), resolved: fn(path, arg), which returns 1 to count
+ * it. Returns the count. */
+static size_t vr_journal_scan(const char *file, const char *out_dir,
+                              const vr_snapshot *snap, int all,
+                              int (*fn)(const char *path, void *arg),
+                              void *arg)
 {
-    char *file = vr_path_join(state_dir, VR_JOURNAL_FILE);
-    size_t len = 0, removed = 0;
+    size_t len = 0, counted = 0;
     char *out_real = out_dir != NULL ? realpath(out_dir, NULL) : NULL;
     char *text = out_real != NULL ? vr_read_all(file, &len) : NULL;
     for (size_t at = 0; text != NULL && at < len;) {
@@ -267,23 +270,67 @@ size_t vr_journal_settle(const char *state_dir, const char *out_dir,
         char *path = noted_path != NULL
                          ? vr_path_resolve_inside(out_real, noted_path)
                          : NULL;
-        if (path != NULL && vr_still_published(path, &noted) &&
-            (all || !vr_vouched(snap, noted_path)) && unlink(path) == 0) {
-            removed++;
-            if (!quiet) {
-                fputs("vsched-run: removed ", out);
-                vr_put_name(out, path);
-                fputs(" (published by an earlier run that did not record "
-                      "it)\n",
-                      out);
-            }
-        }
         /* Otherwise it names no output, or that file is gone or
          * replaced. */
+        if (path != NULL && vr_still_published(path, &noted) &&
+            (all || !vr_vouched(snap, noted_path)))
+            counted += fn(path, arg) != 0;
         free(path);
     }
     free(text);
     free(out_real);
+    return counted;
+}
+
+/* What a stale note's output gets said with (settle and -n). */
+#define VR_STALE_WHY " (published by an earlier run that did not record it)\n"
+
+typedef struct vr_settle_arg {
+    FILE *out;
+    int quiet;
+} vr_settle_arg;
+
+static int vr_settle_one(const char *path, void *arg)
+{
+    const vr_settle_arg *a = arg;
+    if (unlink(path) != 0)
+        return 0;
+    if (!a->quiet) {
+        fputs("vsched-run: removed ", a->out);
+        vr_put_name(a->out, path);
+        fputs(VR_STALE_WHY, a->out);
+    }
+    return 1;
+}
+
+static int vr_list_one(const char *path, void *arg)
+{
+    FILE *out = arg;
+    fputs("remove ", out);
+    vr_put_name(out, path);
+    fputs(VR_STALE_WHY, out);
+    return 1;
+}
+
+/* Contract: see journal.h. */
+size_t vr_journal_list(const char *state_dir, const char *out_dir,
+                       const vr_snapshot *snap, FILE *out)
+{
+    char *file = vr_path_join(state_dir, VR_JOURNAL_FILE);
+    size_t n = vr_journal_scan(file, out_dir, snap, 0, vr_list_one, out);
+    free(file);
+    return n;
+}
+
+/* Contract: see journal.h. */
+size_t vr_journal_settle(const char *state_dir, const char *out_dir,
+                         const vr_snapshot *snap, int all, FILE *out,
+                         FILE *err, int quiet)
+{
+    char *file = vr_path_join(state_dir, VR_JOURNAL_FILE);
+    vr_settle_arg a = {out, quiet};
+    size_t removed =
+        vr_journal_scan(file, out_dir, snap, all, vr_settle_one, &a);
     /* Emptied only when it is the journal; one that cannot be opened is
      * left as it is (vr_journal_open says what is wrong with it). */
     int fd = vr_journal_fd(file, O_WRONLY);

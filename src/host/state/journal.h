@@ -100,4 +100,10 @@ size_t vr_journal_settle(const char *state_dir, const char *out_dir,
                          const vr_snapshot *snap, int all, FILE *out,
                          FILE *err, int quiet);
 
+/* What vr_journal_settle would remove (not `all`), one line each on
+ * `out`: "remove PATH (published by an earlier run that did not record
+ * it)", for -n; nothing is removed or emptied. Returns how many. */
+size_t vr_journal_list(const char *state_dir, const char *out_dir,
+                       const vr_snapshot *snap, FILE *out);
+
 #endif
