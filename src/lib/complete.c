@@ -107,14 +107,14 @@ static int integrate_source(vsched *s, vsched__task *t, vsched__pass *p)
     /* Resolve the names into file objects (auto-ingest: each gets its
      * Source admitted); the stage built the record and the hashes. */
     for (size_t i = 0; i < fa->n_deps + fa->n_blockers; i++) {
-        const char *name = fa->dep_names[i];
+        const char *name = vsched__facts_dep_names(fa)[i];
         int created;
         vsched__file *d = vsched__files_ensure_h(&s->files, name, strlen(name),
                                                  t->dep_hashes[i], &created);
         if (d == NULL)
             abort(); /* integration is never half done */
         vsched__ensure_source(s, d, n->priority);
-        fa->files[i] = d;
+        vsched__facts_files(fa)[i] = d;
     }
     vsched__file_set_source(s, f, snap, fa);
     if (t->file_kind[0] != '\0' && t->class_seq > f->class_seq) {

@@ -114,15 +114,15 @@ vsched__facts *vsched__facts_new(uint64_t content_hash,
     fa->content_hash = content_hash;
     fa->n_deps = (uint32_t)n_deps;
     fa->n_blockers = (uint32_t)n_blockers;
-    fa->files = (vsched__file **)(fa + 1);
-    fa->dep_names = (const char **)(fa->files + n);
-    fa->blocker_names = fa->dep_names + n_deps;
-    char *at = (char *)(fa->dep_names + n + 1);
+    vsched__file **files = vsched__facts_files(fa);
+    const char **kept = vsched__facts_dep_names(fa);
+    char *at = (char *)(kept + n + 1);
+    kept[n] = NULL;
     for (size_t i = 0; i < n; i++) {
         size_t l = (size_t)hashes[i];
         memcpy(at, names[i], l + 1);
-        fa->dep_names[i] = at;
-        fa->files[i] = NULL;
+        kept[i] = at;
+        files[i] = NULL;
         hashes[i] = vsched__name_hash(at, l);
         at += l + 1;
     }
@@ -324,7 +324,7 @@ void vsched__file_clear_source(vsched *s, vsched__file *f)
      * live in the facts record). */
     vsched__facts *fa = f->facts;
     for (size_t i = 0; i < fa->n_deps + fa->n_blockers; i++)
-        vsched__file_unref(s, fa->files[i]);
+        vsched__file_unref(s, vsched__facts_files(fa)[i]);
     vsched__facts_unref(fa);
     f->facts = NULL;
     f->snap = NULL;
@@ -334,7 +334,7 @@ void vsched__file_set_source(vsched *s, vsched__file *f, vsched__snap *snap,
                              vsched__facts *fa)
 {
     vsched__file_clear_source(s, f);
-    vsched__file **v = fa->files;
+    vsched__file **v = vsched__facts_files(fa);
     for (size_t i = 0; i < fa->n_deps + fa->n_blockers; i++)
         vsched__file_ref(v[i]);
     f->snap = snap;

@@ -59,12 +59,27 @@ typedef struct vsched__facts {
     atomic_int refs;
     uint32_t n_deps, n_blockers;
     uint64_t content_hash;
-    const char **dep_names; /* into the record's own storage */
-    const char **blocker_names;
-    /* Storage for the integrating file's deps[] and blockers[] (the file
-     * holds the references; results never read it). */
-    struct vsched__file **files;
+    /* Then, in the same block: the integrating file's deps[] and
+     * blockers[] (n_deps + n_blockers file pointers; the file holds the
+     * references, results never read them), the names (n_deps +
+     * n_blockers + 1 pointers, deps first, NULL-ended) and their bytes;
+     * read through the accessors below. */
 } vsched__facts;
+
+static inline struct vsched__file **vsched__facts_files(vsched__facts *fa)
+{
+    return (struct vsched__file **)(fa + 1);
+}
+/* The deps' names; the blockers' follow them. */
+static inline const char **vsched__facts_dep_names(const vsched__facts *fa)
+{
+    return (const char **)((struct vsched__file *const *)(fa + 1) +
+                           fa->n_deps + fa->n_blockers);
+}
+static inline const char **vsched__facts_blocker_names(const vsched__facts *fa)
+{
+    return vsched__facts_dep_names(fa) + fa->n_deps;
+}
 
 typedef struct vsched__slot {
     const char *profile; /* interned */
@@ -135,12 +150,12 @@ static inline uint32_t vsched__file_n_blockers(const vsched__file *f)
 }
 static inline vsched__file *vsched__file_dep(const vsched__file *f, size_t i)
 {
-    return f->facts->files[i];
+    return vsched__facts_files(f->facts)[i];
 }
 static inline vsched__file *vsched__file_blocker(const vsched__file *f,
                                                  size_t i)
 {
-    return f->facts->files[f->facts->n_deps + i];
+    return vsched__facts_files(f->facts)[f->facts->n_deps + i];
 }
 
 /* File object memory: objects of one size carved from slabs of

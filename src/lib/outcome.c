@@ -74,9 +74,9 @@ void vsched__handle_finish(vsched *s, vsched_handle *h, vsched__node *n,
     if (f->facts != NULL && f->generation == n->generation) {
         vsched__facts *fa = vsched__facts_ref(f->facts);
         h->facts = fa;
-        r->deps = fa->dep_names;
+        r->deps = vsched__facts_dep_names(fa);
         r->n_deps = fa->n_deps;
-        r->blockers = fa->blocker_names;
+        r->blockers = vsched__facts_blocker_names(fa);
         r->n_blockers = fa->n_blockers;
         r->content_hash = fa->content_hash;
         if (f->analysis != NULL && f->analysis->state == VSCHED__DONE) {

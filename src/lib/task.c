@@ -310,7 +310,7 @@ static int read_blocker_snaps(vsched *s, vsched__task *t,
     t->blk_facts = vsched__facts_ref(f->facts);
     for (size_t i = 0; i < n; i++)
         blk_set(t, i, blocker_live(s, vsched__file_blocker(f, i)),
-                f->facts->blocker_names[i]);
+                vsched__facts_blocker_names(f->facts)[i]);
     t->n_blk = n;
     return VSCHED_OK;
 }
