@@ -163,6 +163,30 @@ check "the report lists it under removed" \
 check "the link runs again without it" test "$(jq '.jobs[0].rebuilt' "$S/removed.json")" = true
 build "$S" removed2
 same_list "then nothing to do" "" "$(rebuilt "$S/removed2.json")"
+# An output someone replaced is theirs: when its source leaves, it stays
+# (and -n does not list it); one merely touched (same bytes) still goes.
+obj="$S/out/release/src/d0/macro.c.o"
+mv "$S/macro.c.away" "$S/tree/src/d0/macro.c"
+build "$S" back
+check "the file back in the inputs builds (exit 0)" test $? -eq 0 -a -s "$obj"
+printf 'the user put this here\n' >"$obj"
+mv "$S/tree/src/d0/macro.c" "$S/macro.c.away"
+vsched_run --config "$S/b.ini" -n >"$S/replaced-n.out" 2>&1
+check "-n does not list a replaced output to remove" \
+    sh -c "! grep -q '^remove ' '$S/replaced-n.out'"
+build "$S" replaced
+check "the build without it exits 0" test $? -eq 0
+check "... keeps the output the user replaced" grep -qx "the user put this here" "$obj"
+check "... saying why" \
+    grep -q "^vsched-run: kept $obj: it changed since vsched-run wrote it$" "$S/replaced.out"
+rm -f "$obj"
+mv "$S/macro.c.away" "$S/tree/src/d0/macro.c"
+build "$S" back2
+touch -d '2001-01-01' "$obj"
+mv "$S/tree/src/d0/macro.c" "$S/macro.c.away"
+build "$S" touched
+check "an output only touched is still removed when its source leaves" \
+    sh -c "test $? -eq 0 && test ! -e '$obj'"
 
 # ---- -n: what would be rebuilt, nothing run or written -----------------------------
 edit_code "$S/tree/include/l3/h001.h"

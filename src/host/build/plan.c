@@ -196,9 +196,14 @@ static void vr_plan_removed(vr_plan *p, vr_incr *in, char *const *profiles,
         if (here[i] || !vr_plan_profile(profs, bases, r->profile))
             continue;
         p->removed = vr_xgrow(p->removed, p->n_removed, sizeof *p->removed);
-        p->removed[p->n_removed++] = (vr_removal){
-            NULL, vr_xstrdup(r->source), vr_xstrdup(r->profile),
-            r->out_path != NULL ? vr_xstrdup(r->out_path) : NULL, 0};
+        p->removed[p->n_removed++] =
+            (vr_removal){NULL,
+                         vr_xstrdup(r->source),
+                         vr_xstrdup(r->profile),
+                         r->out_path != NULL ? vr_xstrdup(r->out_path) : NULL,
+                         r->out_st,
+                         r->out_hash,
+                         0};
     }
     for (size_t i = 0; i < in->snap.n_job; i++) {
         const vr_job_row *j = &in->snap.job[i];
@@ -211,9 +216,14 @@ static void vr_plan_removed(vr_plan *p, vr_incr *in, char *const *profiles,
         if (here_now)
             continue;
         p->removed = vr_xgrow(p->removed, p->n_removed, sizeof *p->removed);
-        p->removed[p->n_removed++] = (vr_removal){
-            vr_xstrdup(j->kind), vr_xstrdup(j->name), vr_xstrdup(j->profile),
-            j->out_path != NULL ? vr_xstrdup(j->out_path) : NULL, 1};
+        p->removed[p->n_removed++] =
+            (vr_removal){vr_xstrdup(j->kind),
+                         vr_xstrdup(j->name),
+                         vr_xstrdup(j->profile),
+                         j->out_path != NULL ? vr_xstrdup(j->out_path) : NULL,
+                         j->out_st,
+                         j->out_hash,
+                         1};
     }
     free(here);
     vr_strmap_free(jobs);
@@ -318,12 +328,38 @@ void vr_plan_make(vr_plan *p, vr_incr *in, const vr_work *w)
         vr_plan_removed(p, in, w->profiles, w->n_profiles, w->n_base_profiles);
 }
 
+/* Contract: see plan.h. */
+int vr_removal_replaced(const vr_removal *r)
+{
+    if (r->out_path == NULL)
+        return 0;
+    vr_verdict v = {0};
+    vr_dirty_output(r->out_path, &r->out_st, r->out_hash, &v, NULL);
+    int replaced = v.reason == VR_OUT_MODIFIED;
+    vr_verdict_clear(&v);
+    return replaced;
+}
+
 /* Remove one output that left the build (vr_output_remove: only under
- * out_dir); say so on `out` unless quiet, what is kept or fails on
- * `err`. */
+ * out_dir), unless someone replaced it; say so on `out` unless quiet,
+ * what is kept or fails on `err`. */
 static void vr_remove_output(const vr_removal *r, const char *out_real,
                              FILE *out, FILE *err, int quiet)
 {
+    /* Not under out_dir: vr_output_remove keeps it and says so. */
+    char *inside = r->out_path != NULL && out_real != NULL
+                       ? vr_path_resolve_inside(out_real, r->out_path)
+                       : NULL;
+    int replaced = inside != NULL && vr_removal_replaced(r);
+    free(inside);
+    if (replaced) {
+        if (!quiet) {
+            fputs("vsched-run: kept ", err);
+            vr_put_name(err, r->out_path);
+            fputs(": it changed since vsched-run wrote it\n", err);
+        }
+        return;
+    }
     char *at = r->out_path != NULL
                    ? vr_output_remove(out_real, r->out_path, err, quiet)
                    : NULL;

@@ -73,9 +73,16 @@ typedef struct vr_removal {
     char *kind; /* the job's kind; NULL for a source */
     char *what; /* source name or job name */
     char *profile;
-    char *out_path; /* may be NULL */
+    char *out_path;  /* may be NULL */
+    vr_stamp out_st; /* the output as recorded */
+    uint64_t out_hash;
     int is_job;
 } vr_removal;
+
+/* 1 when r's output is no longer the one recorded, in its bytes (a
+ * touched one with the same bytes still is): someone replaced it, so it
+ * is theirs and stays. */
+int vr_removal_replaced(const vr_removal *r);
 
 typedef struct vr_plan {
     vr_row *rows;

@@ -77,6 +77,7 @@ static void on_event(void *user, const vsched_event *ev)
 /* -n: what would be rebuilt and why, and what removed, one line each. */
 static void print_plan(const vr_build *b, const vr_incr *in, const vr_plan *p)
 {
+    /* lines that say what would be removed */
     size_t stale = vr_journal_list(in->state_dir, b->settings->out_dir,
                                    &in->snap, b->out);
     for (size_t i = 0; i < p->n_rows; i++) {
@@ -105,13 +106,14 @@ static void print_plan(const vr_build *b, const vr_incr *in, const vr_plan *p)
         free(why);
     }
     for (size_t i = 0; i < p->n_removed; i++)
-        if (p->removed[i].out_path != NULL) {
+        if (p->removed[i].out_path != NULL &&
+            !vr_removal_replaced(&p->removed[i])) {
             fputs("remove ", b->out);
             vr_put_name(b->out, p->removed[i].out_path);
             fputc('\n', b->out);
+            stale++;
         }
-    if (p->n_dirty == 0 && p->n_removed == 0 && stale == 0 &&
-        b->cli->verbosity >= 0) {
+    if (p->n_dirty == 0 && stale == 0 && b->cli->verbosity >= 0) {
         int links = 0;
         for (size_t k = 0; k < p->n_links; k++)
             links |= p->links[k].run;
