@@ -226,8 +226,6 @@ vsched__file *vsched__file_new(vsched__filepool *p, const char *name,
 typedef struct vsched__depentry {
     vsched__filevec files; /* .v: inline_v, or the heap array */
     struct vsched__file *inline_v[DEP_INLINE];
-    const char *name; /* the MVCC directory's copy (files.h), as f->name */
-    struct vsched__depentry *next; /* the index's list of its entries */
 } vsched__depentry;
 
 static vsched__depentry *dep_find(const vsched__file *named)
@@ -245,9 +243,6 @@ static vsched__depentry *dep_ensure(vsched__dependents *d,
     if (e == NULL)
         abort(); /* an unindexed dependent would miss invalidations */
     e->files = (vsched__filevec){e->inline_v, 0, DEP_INLINE};
-    e->name = named->name;
-    e->next = d->list;
-    d->list = e;
     d->n++;
     *word = e;
     return e;
@@ -261,13 +256,18 @@ const vsched__filevec *vsched__dependents_of(const vsched *s,
     return e != NULL ? &e->files : NULL;
 }
 
-void vsched__dependents_fini(vsched__dependents *d)
+static void dep_free(void *word)
 {
-    for (vsched__depentry *e = d->list; e != NULL; e = e->next) {
-        if (e->files.v != e->inline_v)
-            free(e->files.v);
-        *vsched__root_word(e->name) = NULL;
-    }
+    vsched__depentry *e = word;
+    if (e->files.v != e->inline_v)
+        free(e->files.v);
+}
+
+void vsched__dependents_fini(vsched__dependents *d, vsched__root_dir *names)
+{
+    /* Every entry hangs off its name's word, and only there. */
+    if (d->n > 0)
+        vsched__root_words_clear(names, dep_free);
     vsched__arena_fini(&d->arena);
     *d = (vsched__dependents){0};
 }

@@ -190,10 +190,10 @@ typedef struct vsched__files {
  * name's entry hangs off its word in the MVCC directory (root.h), so it
  * spans every object of the name. Entries are never removed (a name's
  * list may empty), so they live in an arena freed with the index, which
- * empties their words first. */
+ * empties their words first (walking the directory: the words are the
+ * only list of the entries). */
 typedef struct vsched__dependents {
-    struct vsched__depentry *list; /* every entry */
-    size_t n;
+    size_t n; /* entries (each found from its name's word) */
     vsched__arena arena;
 } vsched__dependents;
 
@@ -255,7 +255,8 @@ void vsched__file_clear_source(struct vsched *s, vsched__file *f);
 /* The files whose facts list a blocker named `name` (NULL: none). */
 const vsched__filevec *vsched__dependents_of(const struct vsched *s,
                                              const vsched__file *named);
-void vsched__dependents_fini(vsched__dependents *d);
+void vsched__dependents_fini(vsched__dependents *d,
+                             struct vsched__root_dir *names);
 
 /* ---- the table -------------------------------------------------------------- */
 /* An empty table (its pool, if any, is kept). */

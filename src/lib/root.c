@@ -138,6 +138,19 @@ void **vsched__root_word(const char *kept)
     return &history_of(kept)->word;
 }
 
+void vsched__root_words_clear(vsched__root_dir *d, void (*fn)(void *word))
+{
+    pthread_mutex_lock(&d->lock);
+    for (size_t i = 0; i < d->cap; i++) {
+        vsched__history *h = d->slots[i];
+        if (h != NULL && h->word != NULL) {
+            fn(h->word);
+            h->word = NULL;
+        }
+    }
+    pthread_mutex_unlock(&d->lock);
+}
+
 int vsched__root_put(vsched__root_dir *d, const char *kept,
                      vsched_source_state state, uint64_t incarnation,
                      uint64_t generation, uint64_t content_hash)

@@ -101,6 +101,10 @@ const char *vsched__root_name(vsched__root_dir *d, const char *name,
  * set before it lets the directory go. */
 void **vsched__root_word(const char *kept);
 
+/* Call fn on every name's word that is set, then clear it (the
+ * scheduler's index is torn down; takes the directory lock). */
+void vsched__root_words_clear(vsched__root_dir *d, void (*fn)(void *word));
+
 void vsched__root_counts(vsched__root_dir *d, size_t *versions, size_t *roots);
 
 #endif

@@ -268,7 +268,7 @@ void vsched_destroy(vsched *s)
     lock_holder = NULL;
     vsched__files_fini(s, &s->files);
     vsched__dag_fini(s);
-    vsched__dependents_fini(&s->dependents);
+    vsched__dependents_fini(&s->dependents, s->root);
     vsched__units_fini(s);
     vsched__graph_fini(&s->graph);
     vsched__filepool_fini(&s->file_pool); /* no object is referenced now */

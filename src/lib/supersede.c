@@ -433,7 +433,7 @@ void vsched__retire_all(vsched *s, int status, const char *reason,
     /* Every member leaves: the dependents index goes whole, first, so no
      * member is taken out of it one name at a time (nothing below reads
      * it: the sweeps re-gate nothing and invalidate no dependents). */
-    vsched__dependents_fini(&s->dependents);
+    vsched__dependents_fini(&s->dependents, s->root);
     /* The table is taken whole: every member is retired, then freed. */
     vsched__files table = s->files;
     vsched__files_init(&s->files);
