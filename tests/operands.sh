@@ -102,4 +102,10 @@ check "inputs with a backslash and a bracketed star (exit 0)" test $? -eq 0
 check "... select back\\slash.c and st*r.c, and only those" sh -c \
     "grep -qF ' back\\\\slash.c: new' '$S/o11' && grep -qF ' st*r.c: new' '$S/o11' &&
      test \$(grep -c ': new' '$S/o11') -eq 2"
+# A relative name never climbs above the root, not even back into it.
+vsched_run --config "$S/p.ini" -n ../src/a.c >"$S/o12" 2>&1
+check "../src/a.c under root src: exit 2" test $? -eq 2
+check "... said to be outside the root" grep -q "'../src/a.c' is outside the loader root" "$S/o12"
+vsched_run --config "$S/p.ini" -n "$S/src/a.c" >"$S/o13" 2>&1
+check "... while its absolute path is taken (exit 0)" sh -c "test $? -eq 0 && ! grep -q outside '$S/o13'"
 finish
