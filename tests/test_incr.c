@@ -459,6 +459,68 @@ static void readonly_open_creates_nothing_and_moves_nothing(void)
     free(dir);
 }
 
+/* One source row "a.c" written into the database of `dir`, left open
+ * (its -wal beside it) when `keep`, else closed. */
+static vr_state *state_with_one_row(const char *dir, int keep)
+{
+    vr_snapshot snap;
+    char *errs = NULL;
+    vr_state *st = open_ok(dir, 0, &snap, &errs);
+    free(errs);
+    vr_snapshot_free(&snap);
+    vr_stamp s1 = {1, 2, 3, 4};
+    int64_t id = 0;
+    CU_ASSERT_EQUAL(vr_state_begin(st), 0);
+    EXPECT_INT(vr_state_put_source(st, "a.c", 9, &s1, 5, &id), 0);
+    CU_ASSERT_EQUAL(vr_state_commit(st), 0);
+    if (keep)
+        return st;
+    vr_state_close(st);
+    return NULL;
+}
+
+static void readonly_open_reads_and_writes_no_file(void)
+{
+    /* characters a URI gives meaning to, in the directory's name */
+    char *dir = tmpdir(), *sub = path2(dir, "st ?#%&=ate");
+    char *wal = path2(sub, "state.db-wal"), *shm = path2(sub, "state.db-shm");
+    mkdir(sub, 0777);
+    state_with_one_row(sub, 0);
+    CU_ASSERT_NOT_EQUAL(access(wal, F_OK), 0);
+    vr_snapshot snap;
+    char *errs = NULL;
+    vr_state *st = open_ok(sub, VR_STATE_READONLY, &snap, &errs);
+    EXPECT_STR(errs, "");
+    EXPECT_INT(snap.n_src, 1);
+    if (snap.n_src == 1)
+        EXPECT_STR(snap.src[0].path, "a.c");
+    /* no -wal, no -shm: nothing was created beside the database */
+    CU_ASSERT_NOT_EQUAL(access(wal, F_OK), 0);
+    CU_ASSERT_NOT_EQUAL(access(shm, F_OK), 0);
+    vr_state_close(st);
+    vr_snapshot_free(&snap);
+    free(errs);
+    CU_ASSERT_NOT_EQUAL(access(wal, F_OK), 0);
+    /* A run holding the database open: what it committed is in its WAL,
+     * and read from there. */
+    rm_rf(sub);
+    mkdir(sub, 0777);
+    vr_state *writer = state_with_one_row(sub, 1);
+    CU_ASSERT_EQUAL(access(wal, F_OK), 0);
+    st = open_ok(sub, VR_STATE_READONLY, &snap, &errs);
+    EXPECT_STR(errs, "");
+    EXPECT_INT(snap.n_src, 1);
+    vr_state_close(st);
+    vr_snapshot_free(&snap);
+    free(errs);
+    vr_state_close(writer);
+    free(wal);
+    free(shm);
+    free(sub);
+    rm_rf(dir);
+    free(dir);
+}
+
 /* ---- cache ------------------------------------------------------------------- */
 
 static vr_cache *cache_ok(const char *dir, uint64_t max)
@@ -976,6 +1038,7 @@ int main(void)
         T_(state_of_a_newer_schema_is_refused_naming_both_versions),
         T_(corrupt_truncated_and_foreign_states_are_moved_aside),
         T_(readonly_open_creates_nothing_and_moves_nothing),
+        T_(readonly_open_reads_and_writes_no_file),
         T_(cache_stores_restores_and_remembers_uncovered_deps),
         T_(cache_trims_least_recently_used_first),
         T_(cache_sizes_parse_with_binary_suffixes),

@@ -106,16 +106,46 @@ enum {
     VR_OPEN_FAILED
 };
 
+/* The URI that opens `path` read-only (heap). A WAL database opened
+ * read-only still gets its -wal and -shm files created beside it, so
+ * when no -wal exists (no run has the database open, and none left one
+ * behind) it is opened immutable: no lock taken, no file created. A run
+ * that starts meanwhile writes its WAL, not the database, until it
+ * checkpoints, which at worst makes this read fail as corrupt: -n then
+ * plans as if nothing had been built, which it says. With a -wal there,
+ * the files exist already and the WAL holds what must be read. */
+static char *vr_readonly_uri(const char *path)
+{
+    char *wal = vr_strfmt("%s-wal", path);
+    int immutable = access(wal, F_OK) != 0 && errno == ENOENT;
+    free(wal);
+    size_t n = strlen(path);
+    char *uri = vr_xcalloc(1, sizeof "file://" + 3 * n +
+                                  sizeof "?mode=ro&immutable=1");
+    /* an absolute path gets an empty authority: "//x" is no host */
+    char *o = uri + sprintf(uri, path[0] == '/' ? "file://" : "file:");
+    for (const unsigned char *c = (const unsigned char *)path; *c; c++)
+        if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+            (*c >= '0' && *c <= '9') || strchr("/-._~", *c) != NULL)
+            *o++ = (char)*c;
+        else
+            o += sprintf(o, "%%%02X", *c);
+    strcpy(o, immutable ? "?mode=ro&immutable=1" : "?mode=ro");
+    return uri;
+}
+
 /* Open the file, check it is ours, create the schema in an empty one,
  * prepare the statements and read everything. *why (heap) says what was
  * wrong for BAD/NEWER/FAILED. */
 static int vr_state_try(vr_state *st, vr_snapshot *snap, char **why)
 {
     int ro = (st->flags & VR_STATE_READONLY) != 0;
-    int rc = sqlite3_open_v2(st->path, &st->db,
-                             ro ? SQLITE_OPEN_READONLY
+    char *uri = ro ? vr_readonly_uri(st->path) : NULL;
+    int rc = sqlite3_open_v2(ro ? uri : st->path, &st->db,
+                             ro ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
                                 : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
                              NULL);
+    free(uri);
     if (rc != SQLITE_OK) {
         *why = vr_strfmt("%s",
                          st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
