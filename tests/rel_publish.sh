@@ -165,6 +165,9 @@ check "-n after a killed run lists the unrecorded output (exit 0)" sh -c \
     "test $rc -eq 0 && grep -qx 'remove $O/m.c.o (published by an earlier run that did not record it)' '$S/o5n'"
 check "... and leaves it, and the journal, as they are" \
     test -e "$O/m.c.o" -a -s "$S/state/published"
+# A database an earlier run found corrupt and moved aside is state too.
+printf 'a database found corrupt\n' >"$S/state/state.db.corrupt"
+printf 'its WAL\n' >"$S/state/state.db.corrupt-wal"
 vsched_run --config "$S/p.ini" --clean >"$S/o5" 2>&1
 rc=$?
 cat "$S/o5"
@@ -172,6 +175,8 @@ check "--clean after a killed run succeeds" test $rc -eq 0
 check "--clean removes the unrecorded output too" test ! -e "$O/m.c.o"
 check "and the recorded ones" test ! -e "$O/a.c.o" -a ! -e "$O/b.c.o"
 check "... and leaves no journal behind" test ! -e "$S/state/published"
+check "... nor a database moved aside: only the lock stays" \
+    test "$(ls -A "$S/state")" = lock
 # A record naming a directory under out_dir (a forged state): --clean
 # keeps the directory and says why, in words, not errno's.
 vsched_run --config "$S/p.ini" >/dev/null 2>&1 || fail "the build before the forged directory record"

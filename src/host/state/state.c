@@ -367,10 +367,12 @@ int vr_state_commit(vr_state *st)
 /* Contract: see state.h. */
 int vr_state_remove(const char *dir, char **msg)
 {
+    /* and the copy a run moved aside (vr_move_aside): state too */
     static const char *const names[] = {"state.db", "state.db-wal",
-                                        "state.db-shm"};
+                                        "state.db-shm", "state.db.corrupt",
+                                        "state.db.corrupt-wal"};
     *msg = NULL;
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         char *p = vr_path_join(dir, names[i]);
         if (unlink(p) != 0 && errno != ENOENT) {
             *msg = vr_strfmt("cannot remove %s: %s", p, strerror(errno));

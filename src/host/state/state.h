@@ -140,8 +140,9 @@ int vr_state_sweep(vr_state *st, size_t *dropped);
 /* 1 once a write failed or found corruption. */
 int vr_state_broken(const vr_state *st);
 
-/* Remove STATE_DIR/state.db and its -wal and -shm (for --clean). 0 or
- * VSCHED_EIO with *msg. */
+/* Remove STATE_DIR/state.db, its -wal and -shm, and the state.db.corrupt
+ * (and its -wal) a run moved aside (for --clean). 0 or VSCHED_EIO with
+ * *msg. */
 int vr_state_remove(const char *dir, char **msg);
 
 #endif
