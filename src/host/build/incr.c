@@ -180,7 +180,8 @@ int vr_incr_open(vr_incr **out, const vr_build *b, vr_incr_early *early,
         vr_journal_settle(in->state_dir, b->settings->out_dir, &in->snap, 0,
                           b->out, b->err, b->cli->verbosity < 0);
         rc = vr_journal_open(&in->journal, in->state_dir, msg);
-    }
+    } else if (rc == VSCHED_OK) /* -n refuses the journal the run would */
+        rc = vr_journal_check(in->state_dir, 0, msg);
     if (rc != VSCHED_OK) {
         vr_incr_close(in);
         return rc;

@@ -328,41 +328,41 @@ void vr_plan_make(vr_plan *p, vr_incr *in, const vr_work *w)
         vr_plan_removed(p, in, w->profiles, w->n_profiles, w->n_base_profiles);
 }
 
-/* Contract: see plan.h. */
-int vr_removal_replaced(const vr_removal *r)
+/* 1 when r's output is no longer the one recorded, in its bytes (a
+ * touched one with the same bytes still is): someone replaced it, so it
+ * is theirs and stays. */
+static int vr_removal_replaced(const vr_removal *r, const char *at)
 {
-    if (r->out_path == NULL)
-        return 0;
     vr_verdict v = {0};
-    vr_dirty_output(r->out_path, &r->out_st, r->out_hash, &v, NULL);
+    vr_dirty_output(at, &r->out_st, r->out_hash, &v, NULL);
     int replaced = v.reason == VR_OUT_MODIFIED;
     vr_verdict_clear(&v);
     return replaced;
 }
 
-/* Remove one output that left the build (vr_output_remove: only under
- * out_dir), unless someone replaced it; say so on `out` unless quiet,
- * what is kept or fails on `err`. */
-static void vr_remove_output(const vr_removal *r, const char *out_real,
-                             FILE *out, FILE *err, int quiet)
+/* Contract: see plan.h. */
+char *vr_removal_target(const vr_removal *r, const char *out_real, FILE *err)
 {
-    /* Not under out_dir: vr_output_remove keeps it and says so. */
-    char *inside = r->out_path != NULL && out_real != NULL
-                       ? vr_path_resolve_inside(out_real, r->out_path)
-                       : NULL;
-    int replaced = inside != NULL && vr_removal_replaced(r);
-    free(inside);
-    if (replaced) {
-        if (!quiet) {
+    char *at = vr_output_target(out_real, r->out_path, err);
+    if (at != NULL && vr_removal_replaced(r, at)) {
+        if (err != NULL) {
             fputs("vsched-run: kept ", err);
             vr_put_name(err, r->out_path);
             fputs(": it changed since vsched-run wrote it\n", err);
         }
-        return;
+        free(at);
+        at = NULL;
     }
-    char *at = r->out_path != NULL
-                   ? vr_output_remove(out_real, r->out_path, err, quiet)
-                   : NULL;
+    return at;
+}
+
+/* Remove one output that left the build (vr_removal_target), saying so on
+ * `out` unless quiet, what is kept or fails on `err`. */
+static void vr_remove_output(const vr_removal *r, const char *out_real,
+                             FILE *out, FILE *err, int quiet)
+{
+    char *at = vr_output_unlink(
+        vr_removal_target(r, out_real, quiet ? NULL : err), err, quiet);
     if (at != NULL && !quiet) {
         vr_esc e1 = {0}, e2 = {0}, e3 = {0};
         fputs("vsched-run: removed ", out);

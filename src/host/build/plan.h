@@ -79,10 +79,13 @@ typedef struct vr_removal {
     int is_job;
 } vr_removal;
 
-/* 1 when r's output is no longer the one recorded, in its bytes (a
- * touched one with the same bytes still is): someone replaced it, so it
- * is theirs and stays. */
-int vr_removal_replaced(const vr_removal *r);
+/* Where the run removes r's output (heap), or NULL when it keeps it,
+ * saying why on `err` (NULL: nowhere): the rule of vr_output_target
+ * against `out_real` (realpath of out_dir, or NULL), and an output whose
+ * bytes are no longer the ones recorded (someone replaced it: it is
+ * theirs) stays too; one merely touched still goes. The run and -n both
+ * decide by this. */
+char *vr_removal_target(const vr_removal *r, const char *out_real, FILE *err);
 
 typedef struct vr_plan {
     vr_row *rows;

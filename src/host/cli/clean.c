@@ -40,7 +40,7 @@ int vr_clean_run(const vr_build *b)
     if (vr_lock_take(&lock, state_dir, !b->cli->no_wait,
                      b->cli->verbosity < 0 ? NULL : b->err,
                      &msg) != VSCHED_OK ||
-        vr_journal_check(state_dir, &msg) != VSCHED_OK ||
+        vr_journal_check(state_dir, 1, &msg) != VSCHED_OK ||
         vr_state_open(&st, state_dir, 0, &snap, b->err, &msg) != VSCHED_OK)
         goto out;
     /* outputs a killed run published without recording them first */

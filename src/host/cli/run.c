@@ -77,9 +77,12 @@ static void on_event(void *user, const vsched_event *ev)
 /* -n: what would be rebuilt and why, and what removed, one line each. */
 static void print_plan(const vr_build *b, const vr_incr *in, const vr_plan *p)
 {
-    /* lines that say what would be removed */
+    /* What would be removed: the journal's files first, as the run
+     * settles the journal before it removes what left the build; a path
+     * is removed once, whoever names it. */
+    vr_strmap *listed = vr_strmap_new(16);
     size_t stale = vr_journal_list(in->state_dir, b->settings->out_dir,
-                                   &in->snap, b->out);
+                                   &in->snap, listed, b->out);
     for (size_t i = 0; i < p->n_rows; i++) {
         const vr_row *r = &p->rows[i];
         if (r->req < 0)
@@ -105,14 +108,22 @@ static void print_plan(const vr_build *b, const vr_incr *in, const vr_plan *p)
         vr_esc_done(&en);
         free(why);
     }
-    for (size_t i = 0; i < p->n_removed; i++)
-        if (p->removed[i].out_path != NULL &&
-            !vr_removal_replaced(&p->removed[i])) {
+    const char *out_dir = b->settings->out_dir;
+    char *out_real =
+        out_dir != NULL && p->n_removed > 0 ? realpath(out_dir, NULL) : NULL;
+    for (size_t i = 0; i < p->n_removed; i++) {
+        char *at = vr_removal_target(&p->removed[i], out_real, NULL);
+        if (at != NULL && vr_strmap_get(listed, at) < 0) {
             fputs("remove ", b->out);
-            vr_put_name(b->out, p->removed[i].out_path);
+            vr_put_name(b->out, at);
             fputc('\n', b->out);
             stale++;
-        }
+            vr_strmap_put_owned(listed, at, 0);
+        } else
+            free(at);
+    }
+    free(out_real);
+    vr_strmap_free(listed);
     if (p->n_dirty == 0 && stale == 0 && b->cli->verbosity >= 0) {
         int links = 0;
         for (size_t k = 0; k < p->n_links; k++)

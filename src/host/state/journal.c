@@ -13,6 +13,7 @@
 #include <vsched/plugin.h>
 
 #include "common/escape.h"
+#include "common/strmap.h"
 #include "common/util.h"
 #include "state/journal.h"
 #include "state/stamp.h"
@@ -61,29 +62,57 @@ static char *vr_journal_problem(const char *path, int err)
                : vr_strfmt("cannot open %s: %s", path, strerror(err));
 }
 
-/* Contract: see journal.h. */
-char *vr_output_remove(const char *out_real, const char *path, FILE *err,
-                       int quiet)
+/* "vsched-run: kept PATH: WHY" on err. */
+static void vr_say_kept(FILE *err, const char *path, const char *why)
 {
-    errno = EXDEV; /* no out_dir: nothing is under it */
+    fputs("vsched-run: kept ", err);
+    vr_put_name(err, path);
+    fprintf(err, ": %s\n", why);
+}
+
+/* Contract: see journal.h. */
+char *vr_output_target(const char *out_real, const char *path, FILE *err)
+{
+    if (path == NULL || path[0] == '\0')
+        return NULL; /* a record with no output */
+    errno = EXDEV;   /* no out_dir: nothing is under it */
     char *at =
         out_real != NULL ? vr_path_resolve_inside(out_real, path) : NULL;
     if (at == NULL) {
-        if (errno == EXDEV && !quiet) {
-            fputs("vsched-run: kept ", err);
-            vr_put_name(err, path);
-            fputs(": it is not under [executor] out_dir\n", err);
+        if (errno == EXDEV && err != NULL) {
+            char *real = realpath(path, NULL);
+            vr_say_kept(err, path,
+                        real != NULL && out_real != NULL &&
+                                strcmp(real, out_real) == 0
+                            ? "it is [executor] out_dir itself"
+                            : "it is not under [executor] out_dir");
+            free(real);
         }
         return NULL;
     }
-    if (unlink(at) == 0)
+    struct stat st;
+    int found = lstat(at, &st) == 0;
+    if (found && !S_ISDIR(st.st_mode))
         return at;
-    if (errno == EISDIR) { /* no executor writes a directory */
-        if (!quiet) {
-            fputs("vsched-run: kept ", err);
-            vr_put_name(err, at);
-            fputs(": it is a directory, not an output\n", err);
-        }
+    if (found && err != NULL) /* no executor writes a directory */
+        vr_say_kept(err, at, "it is a directory, not an output");
+    else if (!found && errno != ENOENT && err != NULL) {
+        fputs("vsched-run: cannot remove ", err);
+        vr_put_name(err, at);
+        fprintf(err, ": %s\n", strerror(errno));
+    }
+    free(at);
+    return NULL;
+}
+
+/* Contract: see journal.h. */
+char *vr_output_unlink(char *at, FILE *err, int quiet)
+{
+    if (at == NULL || unlink(at) == 0)
+        return at;
+    if (errno == EISDIR) { /* made a directory since */
+        if (!quiet)
+            vr_say_kept(err, at, "it is a directory, not an output");
     } else if (errno != ENOENT) {
         fputs("vsched-run: cannot remove ", err);
         vr_put_name(err, at);
@@ -91,6 +120,14 @@ char *vr_output_remove(const char *out_real, const char *path, FILE *err,
     }
     free(at);
     return NULL;
+}
+
+/* Contract: see journal.h. */
+char *vr_output_remove(const char *out_real, const char *path, FILE *err,
+                       int quiet)
+{
+    return vr_output_unlink(
+        vr_output_target(out_real, path, quiet ? NULL : err), err, quiet);
 }
 
 /* Contract: see journal.h. */
@@ -107,10 +144,10 @@ int vr_journal_remove(const char *state_dir, char **msg)
 }
 
 /* Contract: see journal.h. */
-int vr_journal_check(const char *state_dir, char **msg)
+int vr_journal_check(const char *state_dir, int to_write, char **msg)
 {
     char *path = vr_path_join(state_dir, VR_JOURNAL_FILE);
-    int fd = vr_journal_fd(path, O_WRONLY | O_APPEND);
+    int fd = vr_journal_fd(path, to_write ? O_WRONLY | O_APPEND : O_RDONLY);
     int rc = VSCHED_OK;
     if (fd >= 0)
         close(fd);
@@ -303,21 +340,31 @@ static int vr_settle_one(const char *path, void *arg)
     return 1;
 }
 
+typedef struct vr_list_arg {
+    FILE *out;
+    vr_strmap *listed;
+} vr_list_arg;
+
+/* A path noted twice is removed once: listed once. */
 static int vr_list_one(const char *path, void *arg)
 {
-    FILE *out = arg;
-    fputs("remove ", out);
-    vr_put_name(out, path);
-    fputs(VR_STALE_WHY, out);
+    vr_list_arg *a = arg;
+    if (vr_strmap_get(a->listed, path) >= 0)
+        return 0;
+    vr_strmap_put(a->listed, path, 0);
+    fputs("remove ", a->out);
+    vr_put_name(a->out, path);
+    fputs(VR_STALE_WHY, a->out);
     return 1;
 }
 
 /* Contract: see journal.h. */
 size_t vr_journal_list(const char *state_dir, const char *out_dir,
-                       const vr_snapshot *snap, FILE *out)
+                       const vr_snapshot *snap, vr_strmap *listed, FILE *out)
 {
     char *file = vr_path_join(state_dir, VR_JOURNAL_FILE);
-    size_t n = vr_journal_scan(file, out_dir, snap, 0, vr_list_one, out);
+    vr_list_arg a = {out, listed};
+    size_t n = vr_journal_scan(file, out_dir, snap, 0, vr_list_one, &a);
     free(file);
     return n;
 }

@@ -34,6 +34,7 @@
 
 #include <stdio.h>
 
+#include "common/strmap.h"
 #include "state/state.h"
 
 typedef struct vr_journal vr_journal;
@@ -71,11 +72,24 @@ void vr_journal_close(vr_journal *j);
 char *vr_output_remove(const char *out_real, const char *path, FILE *err,
                        int quiet);
 
+/* What vr_output_remove(out_real, path) would remove, decided by the same
+ * rule, removing nothing: the resolved path (heap), or NULL with what is
+ * kept, and why, said on `err` as vr_output_remove says it (NULL: said
+ * nowhere). NULL or empty `path` names no output. -n lists these. */
+char *vr_output_target(const char *out_real, const char *path, FILE *err);
+
+/* Remove `at` (a vr_output_target result, taken; NULL is a no-op): `at`
+ * when it was removed, else NULL, what failed said on `err` (a directory
+ * found there since, unless `quiet`). */
+char *vr_output_unlink(char *at, FILE *err, int quiet);
+
 /* 0 when STATE_DIR/published is absent or the journal's own regular
- * file, which can be written; else VSCHED_EIO with *msg (heap) saying what
- * is wrong and what to do, as vr_journal_open would. For --clean, which
- * settles the journal without opening it. */
-int vr_journal_check(const char *state_dir, char **msg);
+ * file, which can be written when `to_write` (else read); else
+ * VSCHED_EIO with *msg (heap) saying what is wrong and what to do, as
+ * vr_journal_open would. For --clean, which settles the journal without
+ * opening it (to_write), and -n, which opens nothing but refuses what the
+ * run would (not to_write: a state directory it may only read is fine). */
+int vr_journal_check(const char *state_dir, int to_write, char **msg);
 
 /* Remove STATE_DIR/published (absent is fine), once vr_journal_check
  * passed and it is settled: --clean leaves no state but the lock. 0, or
@@ -102,8 +116,10 @@ size_t vr_journal_settle(const char *state_dir, const char *out_dir,
 
 /* What vr_journal_settle would remove (not `all`), one line each on
  * `out`: "remove PATH (published by an earlier run that did not record
- * it)", for -n; nothing is removed or emptied. Returns how many. */
+ * it)", for -n; nothing is removed or emptied. Each PATH (resolved) is
+ * put in `listed` and none already there is listed: settling removes a
+ * file noted twice once. Returns how many lines. */
 size_t vr_journal_list(const char *state_dir, const char *out_dir,
-                       const vr_snapshot *snap, FILE *out);
+                       const vr_snapshot *snap, vr_strmap *listed, FILE *out);
 
 #endif

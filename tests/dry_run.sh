@@ -1,0 +1,129 @@
+#!/bin/sh
+# -n against the run it predicts. Two invariants, checked in every state
+# below (a clean build, forged records, a forged journal, a journal that
+# is not the state directory's own file):
+#  - -n writes nothing: every file under the scratch directory (state
+#    directory, outputs, sources) has the same name, size, inode and
+#    mtime after it as before;
+#  - what -n lists as "remove PATH" is exactly what the real run that
+#    follows says it "removed", no more and no fewer, each path once; and
+#    a state the real run refuses (exit 2), -n refuses the same way.
+. "${top_srcdir:-.}/tests/lib.sh"
+scratch
+S=$SCRATCH
+mkdir -p "$S/src"
+cc_ini "$S/p.ini"
+printf 'int a(void) { return 1; }\n' >"$S/src/a.c"
+printf 'int b(void) { return 2; }\n' >"$S/src/b.c"
+O="$S/out/release"
+L="$S/log" # what the test itself writes: not part of the tree
+mkdir "$L"
+
+# tree: one line per file under the scratch directory.
+tree() { find "$S" -path "$L" -prune -o -printf '%P %y %s %i %T@\n' | sort; }
+# dry NAME: run -n, check that it wrote nothing; its stdout in $S/NAME.n,
+# its status in $drc.
+dry() {
+    tree >"$L/tree.before"
+    vsched_run --config "$S/p.ini" -n >"$L/$1.n" 2>"$L/$1.nerr"
+    drc=$?
+    tree >"$L/tree.after"
+    check "$1: -n writes nothing" cmp -s "$L/tree.before" "$L/tree.after"
+    diff "$L/tree.before" "$L/tree.after" | sed 's/^/    /'
+}
+# real NAME: the run itself; stdout in $S/NAME.r, status in $rrc.
+real() {
+    vsched_run --config "$S/p.ini" >"$L/$1.r" 2>"$L/$1.rerr"
+    rrc=$?
+}
+# same_removals NAME: -n's "remove P" lines against the run's "removed P
+# (why)" (no path here holds " (").
+same_removals() {
+    sed -n 's/^remove \(.*\)$/\1/p' "$L/$1.n" | sed 's/ (.*)$//' >"$L/$1.nrm"
+    sed -n 's/^vsched-run: removed \(.*\)$/\1/p' "$L/$1.r" |
+        sed 's/ (.*)$//' >"$L/$1.rrm"
+    check "$1: -n lists what the run removes, each once" \
+        cmp -s "$L/$1.nrm" "$L/$1.rrm"
+    diff "$L/$1.nrm" "$L/$1.rrm" | sed 's/^/    /'
+}
+
+# A state directory that does not exist yet: -n creates none.
+dry fresh
+check "fresh: -n exits 0 and plans both files" sh -c \
+    "test $drc -eq 0 && test \$(grep -c '^artifact release' '$L/fresh.n') -eq 2"
+check "fresh: and makes no state directory" test ! -e "$S/state"
+real fresh
+check "the first run builds (exit 0)" test "$rrc" -eq 0
+
+# Up to date: the state database is read, not opened for writing (no
+# -wal or -shm beside it).
+dry uptodate
+check "uptodate: -n says nothing to do" grep -qx 'vsched-run: nothing to do' "$L/uptodate.n"
+
+# Records the real run keeps (forged: sources that left, naming what is
+# no output), and one it removes (b.c, which really left).
+if command -v sqlite3 >/dev/null 2>&1; then
+    mkdir -p "$O/adir"
+    printf 'precious\n' >"$S/precious"
+    n=0
+    for p in "$O/adir" "$S/out" "$S/out/." "" "$S/precious" "$O/missing.o" \
+        "$O/../../precious"; do
+        n=$((n + 1))
+        sqlite3 "$S/state/state.db" "INSERT INTO artifacts SELECT 'gone$n.c', profile, key, config, tool, deps, '$p', out_mtime_ns, out_ctime_ns, out_size, out_ino, out_hash, duration_ns FROM artifacts WHERE source = 'a.c';" ||
+            fail "cannot forge record $n"
+    done
+    rm "$S/src/b.c"
+    dry forged
+    real forged
+    check "forged: both runs exit 0" test "$drc" -eq 0 -a "$rrc" -eq 0
+    same_removals forged
+    check "forged: the output of b.c is listed and removed" \
+        grep -qx "$O/b.c.o" "$L/forged.rrm"
+    check "forged: the directory, out_dir and the file outside stay" \
+        test -d "$O/adir" -a -d "$S/out" -a -e "$S/precious"
+    check "forged: the run says why it keeps each, in words" sh -c "
+        grep -qx 'vsched-run: kept $O/adir: it is a directory, not an output' '$L/forged.rerr' &&
+        grep -qx 'vsched-run: kept $S/out: it is \[executor\] out_dir itself' '$L/forged.rerr' &&
+        grep -qx 'vsched-run: kept $S/out/.: it is \[executor\] out_dir itself' '$L/forged.rerr' &&
+        grep -qx 'vsched-run: kept $S/precious: it is not under \[executor\] out_dir' '$L/forged.rerr' &&
+        test \$(wc -l <'$L/forged.rerr') -eq 5"
+else
+    fail "sqlite3 is not installed (tools/setup installs it)"
+fi
+
+# A journal naming an output twice (a run killed after publishing it,
+# the note repeated), and a file outside out_dir.
+printf 'int s(void) { return 3; }\n' >"$S/src/s.c"
+real built_s
+rm -f "$S/src/s.c"
+sqlite3 "$S/state/state.db" "DELETE FROM artifacts WHERE source = 's.c';" ||
+    fail "cannot drop the record of s.c"
+note() { printf '%s:%s:%s:%s\0' "$(stat -c %i "$1")" "$(stat -c %s "$1")" \
+    "$(stat -c %.9Y "$1" | tr -d .)" "$1"; }
+{ note "$O/s.c.o"; note "$O/s.c.o"; note "$S/precious"; } >"$S/state/published"
+dry journal
+real journal
+check "journal: both runs exit 0" test "$drc" -eq 0 -a "$rrc" -eq 0
+check "journal: the unrecorded output is removed" test ! -e "$O/s.c.o"
+check "journal: the file outside out_dir stays" test -e "$S/precious"
+same_removals journal
+
+# A journal that is not the state directory's own file: the run refuses
+# it (exit 2, saying what to do); so does -n, with the same message.
+printf 'some other file\n' >"$S/victim"
+for kind in fifo symlink hardlink dir; do
+    rm -rf "$S/state/published"
+    case $kind in
+    fifo) mkfifo "$S/state/published" ;;
+    symlink) ln -s "$S/victim" "$S/state/published" ;;
+    hardlink) ln "$S/victim" "$S/state/published" ;;
+    dir) mkdir "$S/state/published" ;;
+    esac
+    dry "bad-$kind"
+    real "bad-$kind"
+    check "bad-$kind: the run exits 2" test "$rrc" -eq 2
+    check "bad-$kind: -n exits 2 with the run's message" sh -c \
+        "test $drc -eq 2 && grep -q 'published is not a regular file.*remove it' '$L/bad-$kind.nerr' && cmp -s '$L/bad-$kind.nerr' '$L/bad-$kind.rerr'"
+done
+rm -rf "$S/state/published"
+finish
