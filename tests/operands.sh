@@ -108,4 +108,38 @@ check "../src/a.c under root src: exit 2" test $? -eq 2
 check "... said to be outside the root" grep -q "'../src/a.c' is outside the loader root" "$S/o12"
 vsched_run --config "$S/p.ini" -n "$S/src/a.c" >"$S/o13" 2>&1
 check "... while its absolute path is taken (exit 0)" sh -c "test $? -eq 0 && ! grep -q outside '$S/o13'"
+# [batch] inputs patterns are held to the same rule as names: nothing
+# outside the root, by '..', a symbolic link or an absolute path; an
+# absolute pattern under the root is taken; a link that leads nowhere is
+# refused as a name naming it is. Each refusal: exit 2, before building,
+# naming the pattern and the file.
+mkdir -p "$S/elsewhere" "$S/r/src"
+printf 'int e;\n' >"$S/elsewhere/e.c"
+printf 'int q;\n' >"$S/r/src/q.c"
+ln -s ../elsewhere "$S/r/ext"
+cc_ini "$S/r.ini"
+sed -i "s|^root = src|root = r|" "$S/r.ini"
+inputs() { vsched_run --config "$S/r.ini" -n --set "batch.inputs=$1" >"$S/o14" 2>&1; }
+for pat in '../elsewhere/*.c' 'ext/*.c' 'e*/*.c' "$S/elsewhere/*.c" '/*.c' \
+    'src/./*.c'; do
+    inputs "$pat"
+    check "inputs = $pat: exit 2" test $? -eq 2
+    check "... naming the pattern, saying it is outside or why" sh -c \
+        "grep -qF \"pattern '$pat': \" '$S/o14' &&
+         grep -q \"outside the loader root\\|'\\.' or '\\.\\.' segment\" '$S/o14'"
+    check "... building nothing" sh -c "! grep -q '^artifact' '$S/o14'"
+done
+inputs "$S/r/src/q*.c"
+check "an absolute pattern under the root is taken (exit 0)" sh -c \
+    "test $? -eq 0 && grep -q '^artifact release src/q.c: new' '$S/o14'"
+inputs 'src/*/'
+check "a pattern ending in '/' matches no file (exit 2)" sh -c \
+    "test $? -eq 2 && grep -q \"pattern 'src/\*/' matches no file\" '$S/o14'"
+ln -s nowhere.c "$S/r/src/dangling.c"
+for pat in 'src/*.c' 'src/**' 'src/dangling.c'; do
+    inputs "$pat"
+    check "a dangling link, inputs = $pat: exit 2" test $? -eq 2
+    check "... saying so" sh -c "grep -qF \"pattern '$pat'\" '$S/o14' &&
+        grep -q 'dangling.c is a symbolic link that leads nowhere\\|matches no file' '$S/o14'"
+done
 finish

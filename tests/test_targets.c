@@ -154,31 +154,98 @@ static void walk_finds_nested_files_sorted_and_skips_the_rest(void)
     CU_ASSERT(system(cmd) == 0);
 }
 
-/* A link that leads nowhere, named by the last segment, is kept (it fails
- * to build, saying why); a directory the pattern must read and cannot is
- * reported, not taken for "no match". */
-static void broken_links_are_kept_and_unreadable_directories_reported(void)
+/* vr_glob_expand refuses `pattern`: nothing appended, and *bad says
+ * `what`. */
+static void expect_bad(const char *pattern, const char *what)
+{
+    char **v = NULL, *bad = NULL;
+    size_t n = 0;
+    EXPECT_INT(vr_glob_expand(tree, pattern, &v, &n, &bad), 0);
+    EXPECT_INT(n, 0);
+    CU_ASSERT_PTR_NOT_NULL(bad);
+    if (bad == NULL || strstr(bad, what) == NULL)
+        fprintf(stderr, "\n  pattern '%s': got '%s', want '%s'\n", pattern,
+                bad != NULL ? bad : "(nothing)", what);
+    CU_ASSERT(bad != NULL && strstr(bad, what) != NULL);
+    free(bad);
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+static void mklink(const char *target, const char *rel)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", tree, rel);
+    CU_ASSERT(symlink(target, path) == 0);
+}
+
+/* What a pattern matches must be a source a FILE operand could name: a
+ * link that leads nowhere (wherever the pattern meets it) and a directory
+ * the pattern must read and cannot are reported, not taken for "no
+ * match" nor built to fail later. */
+static void broken_links_and_unreadable_directories_are_reported(void)
 {
     strcpy(tree, "/tmp/vsched_test_targets_XXXXXX");
     CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tree));
     put("src/a.c");
-    char path[512];
-    snprintf(path, sizeof path, "%s/src/gone.c", tree);
-    CU_ASSERT(symlink("/nonexistent/gone.c", path) == 0);
-    snprintf(path, sizeof path, "%s/src/self.c", tree);
-    CU_ASSERT(symlink("self.c", path) == 0);
-    snprintf(path, sizeof path, "%s/src/ld", tree);
-    CU_ASSERT(symlink("ld", path) == 0); /* a directory no one can read */
-    expect_expand("src/*.c", "src/a.c|src/gone.c|src/self.c");
-    char **v = NULL, *bad = NULL;
-    size_t n = 0;
-    CU_ASSERT_EQUAL(vr_glob_expand(tree, "src/ld/*.c", &v, &n, &bad), 0);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(bad);
-    CU_ASSERT_PTR_NOT_NULL(strstr(bad, "cannot read directory "));
-    CU_ASSERT_PTR_NOT_NULL(
-        strstr(bad, "/src/ld: Too many levels of symbolic links"));
-    free(bad);
-    free(v);
+    put("in/ok.c");
+    mklink("/nonexistent/gone.c", "src/gone.c");
+    mklink("self.c", "src/self.c");
+    mklink("ld", "src/ld"); /* a directory no one can read */
+    mklink("/nonexistent/x.c", "in/gone.c");
+    expect_bad("src/*.c", "src/gone.c is a symbolic link that leads nowhere");
+    expect_bad("src/s*.c", "src/self.c is a symbolic link that leads nowhere");
+    expect_bad("in/**", "in/gone.c is a symbolic link that leads nowhere");
+    expect_bad("**/*.c", "in/gone.c is a symbolic link that leads nowhere");
+    expect_expand("src/a*.c", "src/a.c");
+    expect_expand("in/o*", "in/ok.c");
+    expect_bad("src/ld/*.c", "/src/ld: Too many levels of symbolic links");
+    expect_bad("src/ld/*.c", "cannot read directory ");
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tree);
+    CU_ASSERT(system(cmd) == 0);
+}
+
+/* A pattern names sources under the root: it never reaches outside, not
+ * with '..', not through a symbolic link (to a directory or to a file),
+ * not as an absolute path elsewhere; an absolute path under the root is
+ * taken as the name relative to it, and a trailing '/' (a directory)
+ * matches no source. */
+static void patterns_stay_under_the_root(void)
+{
+    strcpy(tree, "/tmp/vsched_test_targets_XXXXXX");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tree));
+    put("root/src/a.c");
+    put("root/src/sub/b.c");
+    put("outside/x.c");
+    mklink("../outside", "root/ext");            /* a directory outside */
+    mklink("../../outside/x.c", "root/src/x.c"); /* a file outside */
+    mklink("sub", "root/src/in");                /* a directory inside */
+    mklink("a.c", "root/src/also.c");            /* a file inside */
+    char root[128];
+    snprintf(root, sizeof root, "%s", tree);
+    strcat(tree, "/root"); /* the walks below are under root */
+    expect_bad("ext/*.c", "ext/x.c is outside the loader root");
+    expect_bad("e*/*.c", "ext/x.c is outside the loader root");
+    expect_bad("src/*.c", "src/x.c is a symbolic link to");
+    expect_bad("src/x*", "outside the loader root");
+    expect_bad("src/**", "src/x.c is a symbolic link to");
+    expect_bad("../outside/*.c", "'..'");
+    expect_bad("src/../src/*.c", "'..'");
+    expect_bad("src/./*.c", "'.'");
+    expect_expand("src/in/*.c", "src/in/b.c");
+    expect_expand("src/al*.c", "src/also.c");
+    char pat[256];
+    snprintf(pat, sizeof pat, "%s/src/a?c", tree);
+    expect_expand(pat, "src/a.c");
+    snprintf(pat, sizeof pat, "%s/outside/*.c", root);
+    expect_bad(pat, "outside the loader root");
+    expect_bad("/*.c", "outside the loader root");
+    expect_expand("*/", "");
+    expect_expand("src/*/", "");
+    expect_expand("src//a?c", "src/a.c");
+    strcpy(tree, root);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tree);
     CU_ASSERT(system(cmd) == 0);
@@ -376,8 +443,9 @@ static void salt_covers_the_link_keys_only(void)
 static const vr_cu_test tests[] = {
     {"double_star_matches_zero_or_more_directories",
      double_star_matches_zero_or_more_directories},
-    {"broken_links_are_kept_and_unreadable_directories_reported",
-     broken_links_are_kept_and_unreadable_directories_reported},
+    {"broken_links_and_unreadable_directories_are_reported",
+     broken_links_and_unreadable_directories_are_reported},
+    {"patterns_stay_under_the_root", patterns_stay_under_the_root},
     {"star_stays_within_one_segment", star_stays_within_one_segment},
     {"hidden_names_match_only_when_written",
      hidden_names_match_only_when_written},

@@ -14,6 +14,7 @@
 #include "build/operands.h"
 #include "build/remote.h"
 #include "cli/progress.h"
+#include "common/escape.h"
 #include "common/util.h"
 
 static void names_push(char ***v, size_t *n, char *s)
@@ -122,8 +123,12 @@ int vr_build_expand(const vr_build *b, char *const *pats, size_t n_pats,
             const char *problem =
                 root != NULL ? vr_input_name_problem(b, root, pat) : NULL;
             if (problem != NULL) {
-                *err = vr_strfmt("%s%s: pattern '%s' %s %s", where, what, pat,
-                                 problem, root);
+                vr_esc ep = {0}, er = {0};
+                *err = vr_strfmt("%s%s: pattern '%s' %s %s", where, what,
+                                 vr_esc_name(&ep, pat), problem,
+                                 vr_esc_name(&er, root));
+                vr_esc_done(&ep);
+                vr_esc_done(&er);
                 return VSCHED_ECONFIG;
             }
             names_push(names, n, vr_xstrdup(pat));
@@ -131,14 +136,18 @@ int vr_build_expand(const vr_build *b, char *const *pats, size_t n_pats,
         }
         char *bad = NULL;
         size_t added = vr_glob_expand(root, pat, names, n, &bad);
-        if (bad != NULL) {
-            *err = vr_strfmt("%s%s: pattern '%s': %s", where, what, pat, bad);
+        if (bad != NULL || added == 0) {
+            vr_esc ep = {0}, er = {0};
+            *err = bad != NULL
+                       ? vr_strfmt("%s%s: pattern '%s': %s", where, what,
+                                   vr_esc_name(&ep, pat), bad)
+                       : vr_strfmt("%s%s: pattern '%s' matches no file "
+                                   "under %s",
+                                   where, what, vr_esc_name(&ep, pat),
+                                   vr_esc_name(&er, root));
+            vr_esc_done(&ep);
+            vr_esc_done(&er);
             free(bad);
-            return VSCHED_ECONFIG;
-        }
-        if (added == 0) {
-            *err = vr_strfmt("%s%s: pattern '%s' matches no file under %s",
-                             where, what, pat, root);
             return VSCHED_ECONFIG;
         }
     }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/escape.h"
 #include "common/util.h"
 
 /* Contract: see glob.h. */
@@ -93,10 +94,14 @@ int vr_glob_excluded(const char *pattern, const char *name)
 
 typedef struct walk {
     const char *root;
+    char *root_real; /* realpath(root), once a link needs it */
     const segs *p;
     char ***v;
     size_t *n;
-    char **bad; /* the first directory that could not be read, and why */
+    char **bad; /* the first thing that could not be matched, and why */
+    /* The link (relative to root) the walk entered to a directory outside
+     * the root, or NULL: what is found below it is no source. */
+    const char *via;
 } walk;
 
 /* ROOT/rel ("" is the root itself). Heap. */
@@ -123,16 +128,51 @@ static int kind_of(const walk *w, const char *rel, int follow)
     return S_ISREG(st.st_mode) ? 1 : S_ISDIR(st.st_mode) ? 2 : 0;
 }
 
-/* 1 when ROOT/rel is a symbolic link whose target cannot be reached (a
- * loop, a dangling link). */
-static int broken_link(const walk *w, const char *rel)
+/* Set w->bad unless it is set (heap message). */
+static void say_bad(walk *w, char *msg)
+{
+    if (*w->bad == NULL)
+        *w->bad = msg;
+    else
+        free(msg);
+}
+
+/* 1 when `real` (a realpath) is the root or under it. */
+static int under_root(walk *w, const char *real)
+{
+    if (w->root_real == NULL)
+        w->root_real = realpath(w->root, NULL);
+    const char *r = w->root_real != NULL ? w->root_real : w->root;
+    size_t len = strlen(r);
+    return strncmp(real, r, len) == 0 &&
+           (real[len] == '\0' || real[len] == '/' ||
+            (len > 0 && r[len - 1] == '/'));
+}
+
+/* Where the symbolic link ROOT/rel leads: 1 under the root; 0 elsewhere,
+ * with its target in *real (heap); -1 nowhere (a loop, a dangling
+ * target), with errno saying why. */
+static int link_leads(walk *w, const char *rel, char **real)
+{
+    char *f = full_path(w, rel);
+    *real = realpath(f, NULL);
+    int err = errno;
+    free(f);
+    if (*real == NULL) {
+        errno = err;
+        return -1;
+    }
+    return under_root(w, *real);
+}
+
+/* 1 when ROOT/rel is a symbolic link (lstat). */
+static int is_link(const walk *w, const char *rel)
 {
     char *f = full_path(w, rel);
     struct stat st;
-    int broken =
-        lstat(f, &st) == 0 && S_ISLNK(st.st_mode) && stat(f, &st) != 0;
+    int link = lstat(f, &st) == 0 && S_ISLNK(st.st_mode);
     free(f);
-    return broken;
+    return link;
 }
 
 /* A directory entry: its name and what readdir says it is (DT_*, or
@@ -158,9 +198,13 @@ static entry *list_dir(const walk *w, const char *rel, size_t *n)
     if (d == NULL) {
         /* Absent, or no directory: nothing there to match. Anything else
          * (a link loop, a permission) hides names the pattern may mean. */
-        if (errno != ENOENT && errno != ENOTDIR && *w->bad == NULL)
-            *w->bad =
-                vr_strfmt("cannot read directory %s: %s", f, strerror(errno));
+        if (errno != ENOENT && errno != ENOTDIR && *w->bad == NULL) {
+            int err = errno;
+            vr_esc e = {0};
+            *w->bad = vr_strfmt("cannot read directory %s: %s",
+                                vr_esc_name(&e, f), strerror(err));
+            vr_esc_done(&e);
+        }
         free(f);
         return NULL;
     }
@@ -198,11 +242,97 @@ static void push(const walk *w, char *name)
     (*w->v)[(*w->n)++] = name;
 }
 
-static void expand(const walk *w, size_t pi, const char *rel);
+/* The root as the messages name it. */
+static const char *root_shown(const walk *w)
+{
+    return w->root_real != NULL ? w->root_real : w->root;
+}
+
+/* ROOT/rel (heap, taken) matched where a file is named: `k` its kind
+ * with links followed (kind_of), `link` 1 when it is a symbolic link.
+ * A regular file under the root is a source; a directory, fifo, socket
+ * or device is none and skipped; a link that leads nowhere or out of
+ * the root, or a file reached through a link to a directory outside, is
+ * reported (w->bad): a FILE operand naming it would be refused. */
+static void take(walk *w, char *rel, int k, int link)
+{
+    if (k == 2 || (k == 0 && !link)) {
+        free(rel);
+        return;
+    }
+    if (w->via != NULL) {
+        vr_esc e1 = {0}, e2 = {0}, e3 = {0};
+        say_bad(w, vr_strfmt("%s is outside the loader root %s (through the "
+                             "symbolic link %s): patterns match sources "
+                             "under it",
+                             vr_esc_name(&e1, rel),
+                             vr_esc_name(&e2, root_shown(w)),
+                             vr_esc_name(&e3, w->via)));
+        vr_esc_done(&e1);
+        vr_esc_done(&e2);
+        vr_esc_done(&e3);
+        free(rel);
+        return;
+    }
+    if (link) {
+        char *real = NULL;
+        int to = link_leads(w, rel, &real);
+        vr_esc e1 = {0}, e2 = {0}, e3 = {0};
+        if (to < 0)
+            say_bad(w, vr_strfmt("%s is a symbolic link that leads nowhere "
+                                 "(%s): remove it, or exclude it",
+                                 vr_esc_name(&e1, rel), strerror(errno)));
+        else if (to == 0)
+            say_bad(w, vr_strfmt("%s is a symbolic link to %s, outside the "
+                                 "loader root %s: patterns match sources "
+                                 "under it",
+                                 vr_esc_name(&e1, rel), vr_esc_name(&e2, real),
+                                 vr_esc_name(&e3, root_shown(w))));
+        vr_esc_done(&e1);
+        vr_esc_done(&e2);
+        vr_esc_done(&e3);
+        free(real);
+        if (to != 1 || k != 1) { /* k 0: a link to a fifo, socket, device */
+            free(rel);
+            return;
+        }
+    }
+    push(w, rel);
+}
+
+/* 1 when the entry is, or may be, a symbolic link (lstat settles an
+ * unknown type). */
+static int entry_is_link(const walk *w, const char *sub, const entry *e)
+{
+    return e->type == DT_LNK || (e->type == DT_UNKNOWN && is_link(w, sub));
+}
+
+static void expand(walk *w, size_t pi, const char *rel);
+
+/* Go on at segment pi from the directory ROOT/sub, which `link` says is
+ * a symbolic link: one that leads out of the root is walked, and what is
+ * found below it reported (take); one that leads nowhere is listed as any
+ * directory is (list_dir: a dangling one has nothing below, a loop is
+ * reported). */
+static void descend(walk *w, size_t pi, const char *sub, int link)
+{
+    if (!link || w->via != NULL) {
+        expand(w, pi, sub);
+        return;
+    }
+    char *real = NULL;
+    int to = link_leads(w, sub, &real);
+    free(real);
+    const char *via = w->via;
+    if (to == 0)
+        w->via = sub;
+    expand(w, pi, sub);
+    w->via = via;
+}
 
 /* `**` at segment pi over ROOT/rel: zero directories, then each real,
  * visible subdirectory. */
-static void expand_any(const walk *w, size_t pi, const char *rel)
+static void expand_any(walk *w, size_t pi, const char *rel)
 {
     expand(w, pi + 1, rel);
     size_t n = 0;
@@ -217,31 +347,27 @@ static void expand_any(const walk *w, size_t pi, const char *rel)
     free(es);
 }
 
-static void expand(const walk *w, size_t pi, const char *rel)
+static void expand(walk *w, size_t pi, const char *rel)
 {
     if (pi == w->p->n) {
-        if (rel[0] != '\0' && kind_of(w, rel, 1) == 1)
-            push(w, vr_xstrdup(rel));
+        if (rel[0] != '\0')
+            take(w, vr_xstrdup(rel), kind_of(w, rel, 1), is_link(w, rel));
         return;
     }
     if (pi + 1 == w->p->n && vr_glob_has_wildcard(w->p->v[pi]) &&
         strcmp(w->p->v[pi], "**") != 0) {
-        /* The last segment names files: a regular one matches; so does a
-         * link that leads nowhere (a loop, a dangling target) -- a source
-         * the user's pattern named that cannot be read is built and fails,
-         * saying why, rather than vanishing. A directory is no source. */
+        /* The last segment names files. */
         size_t n = 0;
         entry *es = list_dir(w, rel, &n);
         for (size_t i = 0; i < n; i++) {
             if (fnmatch(w->p->v[pi], es[i].name, FNM_PERIOD | FNM_NOESCAPE) ==
                 0) {
                 char *sub = rel_join(rel, es[i].name);
-                if (kind_of_entry(w, sub, &es[i], 1) == 1 ||
-                    (es[i].type != DT_REG && es[i].type != DT_DIR &&
-                     broken_link(w, sub)))
-                    push(w, sub);
-                else
-                    free(sub); /* a directory, fifo, socket or device */
+                int k = kind_of_entry(w, sub, &es[i], 1);
+                take(w, sub, k,
+                     k != 1 || es[i].type != DT_REG
+                         ? entry_is_link(w, sub, &es[i])
+                         : 0);
             }
             free(es[i].name);
         }
@@ -256,12 +382,16 @@ static void expand(const walk *w, size_t pi, const char *rel)
             for (size_t i = 0; i < n; i++) {
                 char *sub = rel_join(rel, es[i].name);
                 int k = es[i].name[0] == '.'
-                            ? 0
+                            ? -1
                             : kind_of_entry(w, sub, &es[i], 0);
-                if (k == 1 || (k == 0 && kind_of(w, sub, 1) == 1))
-                    push(w, vr_xstrdup(sub));
+                if (k == 1)
+                    take(w, vr_xstrdup(sub), 1, 0);
                 else if (k == 2)
                     expand(w, pi, sub);
+                else if (k == 0 && entry_is_link(w, sub, &es[i]))
+                    /* a link: to a file it is one (never followed into a
+                     * directory) */
+                    take(w, vr_xstrdup(sub), kind_of(w, sub, 1), 1);
                 free(sub);
                 free(es[i].name);
             }
@@ -273,7 +403,7 @@ static void expand(const walk *w, size_t pi, const char *rel)
     }
     if (!vr_glob_has_wildcard(seg)) {
         char *sub = rel_join(rel, seg);
-        expand(w, pi + 1, sub);
+        descend(w, pi + 1, sub, is_link(w, sub));
         free(sub);
         return;
     }
@@ -282,7 +412,7 @@ static void expand(const walk *w, size_t pi, const char *rel)
     for (size_t i = 0; i < n; i++) {
         if (fnmatch(seg, es[i].name, FNM_PERIOD | FNM_NOESCAPE) == 0) {
             char *sub = rel_join(rel, es[i].name);
-            expand(w, pi + 1, sub);
+            descend(w, pi + 1, sub, entry_is_link(w, sub, &es[i]));
             free(sub);
         }
         free(es[i].name);
@@ -290,18 +420,61 @@ static void expand(const walk *w, size_t pi, const char *rel)
     free(es);
 }
 
+/* `pattern` as a name relative to the root: itself when relative; an
+ * absolute one under the root (as given, or its realpath) without that
+ * prefix; NULL (*bad set) for one elsewhere. */
+static const char *relative_pattern(walk *w, const char *pattern)
+{
+    if (pattern[0] != '/')
+        return pattern;
+    if (w->root_real == NULL)
+        w->root_real = realpath(w->root, NULL);
+    const char *roots[2] = {w->root_real, w->root};
+    for (size_t i = 0; i < 2; i++) {
+        size_t len = roots[i] != NULL ? strlen(roots[i]) : 0;
+        while (len > 1 && roots[i][len - 1] == '/')
+            len--;
+        if (len > 0 && strncmp(pattern, roots[i], len) == 0 &&
+            pattern[len] == '/')
+            return pattern + len + 1;
+    }
+    vr_esc e = {0};
+    say_bad(w, vr_strfmt("it lies outside the loader root %s: a pattern "
+                         "names sources under it (relative to it, or "
+                         "absolute under it)",
+                         vr_esc_name(&e, root_shown(w))));
+    vr_esc_done(&e);
+    return NULL;
+}
+
 /* Contract: see glob.h. */
 size_t vr_glob_expand(const char *root, const char *pattern, char ***v,
                       size_t *n, char **bad)
 {
-    segs p;
-    segs_split(pattern, &p);
     size_t before = *n;
     *bad = NULL;
-    walk w = {root, &p, v, n, bad};
-    if (p.n > 0)
+    walk w = {.root = root, .v = v, .n = n, .bad = bad};
+    size_t len = strlen(pattern);
+    const char *rel = relative_pattern(&w, pattern);
+    segs p = {0};
+    if (rel != NULL)
+        segs_split(rel, &p);
+    for (size_t i = 0; i < p.n && *bad == NULL; i++)
+        if (strcmp(p.v[i], ".") == 0 || strcmp(p.v[i], "..") == 0)
+            say_bad(&w, vr_strfmt("it has a '.' or '..' segment: a pattern "
+                                  "names sources under the loader root "
+                                  "without them"));
+    w.p = &p;
+    /* A trailing '/' names directories, and no directory is a source. */
+    if (*bad == NULL && p.n > 0 && pattern[len - 1] != '/')
         expand(&w, 0, "");
     segs_free(&p);
+    free(w.root_real);
+    /* Refused: nothing taken. */
+    for (size_t i = before; *bad != NULL && i < *n; i++)
+        free((*v)[i]);
+    if (*bad != NULL)
+        *n = before;
     /* Several `**` can reach one name twice; each name once, sorted. */
     size_t added = *n - before;
     if (added > 1)

@@ -8,9 +8,14 @@
  * A `**` walk does not enter directories whose name starts with '.' nor
  * follow symbolic links to directories (no loops); other segments follow
  * links as glob(3) does. Regular files match (through a link or not);
- * so, in the last segment, does a link that leads nowhere (a loop, a
- * dangling target), which then fails to build saying why rather than
- * vanish; directories, fifos, sockets and devices never match.
+ * directories, fifos, sockets and devices never do.
+ *
+ * A pattern names sources under the root, as a FILE operand does: it is
+ * relative, or absolute under the root (taken relative to it); it has no
+ * "." or ".." segment; one ending in '/' matches nothing. A match that is
+ * a symbolic link leading nowhere (a loop, a dangling target) or out of
+ * the root, or a file reached through a link to a directory outside, is
+ * refused (*bad) rather than built to fail, or vanish.
  *
  * An exclude pattern removes a name it matches, and every name under a
  * directory it matches (`exclude = src/tests` removes all below it).
@@ -33,9 +38,12 @@ int vr_glob_excluded(const char *pattern, const char *name);
 
 /* Append to *v (*n entries; heap array of heap strings) the names under
  * `root` that `pattern` matches, relative to root and sorted. Returns how
- * many were appended. *bad is set (heap, caller frees) to "cannot read
- * directory PATH: REASON" for the first directory the pattern had to read
- * and could not (other than absent), else NULL. */
+ * many were appended. *bad is set (heap, caller frees) to what refuses
+ * the pattern, else NULL: the first directory it had to read and could
+ * not (other than absent: "cannot read directory PATH: REASON"), the
+ * first match that is no source under the root (above), or the pattern
+ * itself (outside the root, a "." or ".." segment); then nothing is
+ * appended. */
 size_t vr_glob_expand(const char *root, const char *pattern, char ***v,
                       size_t *n, char **bad);
 
