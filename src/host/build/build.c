@@ -78,7 +78,8 @@ vsched_executor_binding vr_build_stages(const vr_build *b)
 /* What is wrong with `name`, a name (no wildcard) of an inputs list under
  * `root`, as a FILE operand would be refused (operands.h): "matches no
  * file" (absent, a dangling link, below a non-directory, or ending in
- * '/'), a directory, or, by the loader's realpath when b has a loader,
+ * '/'), a symbolic link loop, a directory, or, by the loader's realpath
+ * when b has a loader,
  * a file outside its root. NULL when nothing is: a FIFO or a device is
  * left to the loader's load, which says why it cannot read it. */
 static const char *vr_input_name_problem(const vr_build *b, const char *root,
@@ -94,7 +95,9 @@ static const char *vr_input_name_problem(const vr_build *b, const char *root,
     free(path);
     if (rc != 0)
         return err == ENOENT || err == ENOTDIR ? "matches no file under"
-                                               : NULL;
+               : err == ELOOP ? "is a symbolic link that leads nowhere "
+                                "(a loop), under"
+                              : NULL;
     if (S_ISDIR(st.st_mode))
         return "names a directory, not a source, under";
     if (b->loader.ops == NULL)
