@@ -126,4 +126,47 @@ for kind in fifo symlink hardlink dir; do
         "test $drc -eq 2 && grep -q 'published is not a regular file.*remove it' '$L/bad-$kind.nerr' && cmp -s '$L/bad-$kind.nerr' '$L/bad-$kind.rerr'"
 done
 rm -rf "$S/state/published"
+
+# A state file that is no regular file (a FIFO would block a read-only
+# open): the run refuses it, and so does -n, with the same message.
+for f in state.db state.db-shm; do
+    [ $f = state.db ] && mv "$S/state/state.db" "$S/state.db.saved"
+    mkfifo "$S/state/$f"
+    dry "fifo-$f"
+    real "fifo-$f"
+    check "fifo-$f: the run exits 2, saying what to do" sh -c \
+        "test $rrc -eq 2 && grep -q '$f is not a regular file.*remove it' '$L/fifo-$f.rerr'"
+    check "fifo-$f: -n too, with the same message" sh -c \
+        "test $drc -eq 2 && cmp -s '$L/fifo-$f.nerr' '$L/fifo-$f.rerr'"
+    rm -f "$S/state/$f"
+    [ $f = state.db ] && mv "$S/state.db.saved" "$S/state/state.db"
+done
+
+# A run killed mid-build: what it recorded is in the database's WAL
+# (state.db-wal, with its -shm index), not yet in the database. -n reads
+# it there, writing neither file, and plans only what the kill left.
+printf '#!/bin/sh\nfor a; do case "$a" in *slow.c) sleep 60;; esac; done\nexec cc "$@"\n' >"$S/slowcc"
+chmod +x "$S/slowcc"
+sed -i "s|^compiler = .*|compiler = $S/slowcc|" "$S/p.ini"
+for i in 1 2 3 4 5 6; do printf 'int k%d(void) { return %d; }\n' $i $i >"$S/src/k$i.c"; done
+printf 'int slow(void) { return 0; }\n' >"$S/src/slow.c"
+setsid "$top_builddir/vsched-run" --config "$S/p.ini" -j2 >"$L/killed.out" 2>&1 &
+pid=$!
+i=0 # until the six are recorded (and slow.c compiles), up to 30 s
+while [ $i -lt 300 ] && [ "$(sqlite3 "$S/state/state.db" "SELECT count(*) FROM artifacts WHERE source LIKE 'k%'" 2>/dev/null)" != 6 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+kill -9 -$pid 2>/dev/null
+wait $pid 2>/dev/null
+check "killed: the kill left the WAL and its index" test -s "$S/state/state.db-wal" -a -e "$S/state/state.db-shm"
+saved_tmpdir=${TMPDIR-}
+mkdir "$L/tmp"
+export TMPDIR="$L/tmp" # where -n may copy the database: its own, seen
+dry killed
+check "killed: -n plans only slow.c (what was recorded is read from the WAL)" sh -c \
+    "test $drc -eq 0 && test \"\$(grep '^artifact' '$L/killed.n')\" = 'artifact release slow.c: new'"
+check "killed: and leaves no copy of the database behind" \
+    test -z "$(ls -A "$L/tmp")"
+if [ -n "$saved_tmpdir" ]; then TMPDIR=$saved_tmpdir; else unset TMPDIR; fi
 finish

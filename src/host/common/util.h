@@ -32,6 +32,10 @@ char *vr_strfmt(const char *fmt, ...) VR_PRINTF(1, 2);
 /* `path` made absolute against `dir` (unless already absolute) and
  * lexically normalised ("." and ".." and "//" removed). Heap string. */
 char *vr_path_join(const char *dir, const char *path);
+/* Copy src to the new file dst (mode of src): a reflink where the file
+ * system can, else copy_file_range, else read/write. 0 or -1 (errno set;
+ * no dst left behind). */
+int vr_file_copy(const char *src, const char *dst);
 /* Directory part of an absolute or relative path, made absolute. */
 char *vr_path_dirname_abs(const char *path);
 /* Where `path` is when it names an entry inside the directory `dir_real`

@@ -128,49 +128,6 @@ static int vr_deps_parse(const unsigned char *b, size_t len, vr_cache_entry *e)
     return 0;
 }
 
-/* Copy src to the new file dst (mode of src): a reflink where the file
- * system can, else copy_file_range, else read/write. 0 or -1. */
-static int vr_copy_file(const char *src, const char *dst)
-{
-    int in = open(src, O_RDONLY | O_CLOEXEC);
-    if (in < 0)
-        return -1;
-    struct stat sb;
-    int out = -1, rc = -1;
-    if (fstat(in, &sb) == 0)
-        out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-                   sb.st_mode & 0777);
-    if (out >= 0 && ioctl(out, FICLONE, in) == 0) {
-        rc = 0;
-    } else if (out >= 0) {
-        rc = 0;
-        for (;;) {
-            ssize_t n = copy_file_range(in, NULL, out, NULL, 1 << 20, 0);
-            if (n == 0)
-                break;
-            if (n > 0)
-                continue;
-            if (errno == EINTR)
-                continue;
-            char buf[65536]; /* no copy_file_range here: plain copy */
-            ssize_t r;
-            while ((r = read(in, buf, sizeof buf)) > 0)
-                if (write(out, buf, (size_t)r) != r) {
-                    r = -1;
-                    break;
-                }
-            rc = r < 0 ? -1 : 0;
-            break;
-        }
-    }
-    if (out >= 0 && close(out) != 0)
-        rc = -1;
-    close(in);
-    if (rc != 0 && out >= 0)
-        unlink(dst);
-    return rc;
-}
-
 /* Put src at the new name dst: a hard link, else a copy. 0 or -1. */
 static int vr_link_or_copy(const char *src, const char *dst)
 {
@@ -178,7 +135,7 @@ static int vr_link_or_copy(const char *src, const char *dst)
         return 0;
     if (errno == ENOENT)
         return -1;
-    return vr_copy_file(src, dst);
+    return vr_file_copy(src, dst);
 }
 
 static int vr_cache_begin_locked(vr_cache *c)

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -106,6 +107,82 @@ enum {
     VR_OPEN_FAILED
 };
 
+/* The files of the database at `path`: itself, its WAL, its index. */
+static const char *const vr_db_suffix[] = {"", "-wal", "-shm"};
+
+/* Each file of the database that exists is a regular file (links
+ * followed, as SQLite opens them): a FIFO there would block the open
+ * (read-only) or fail it with "disk I/O error", a directory fail it.
+ * 0, or VSCHED_EIO with *msg (heap) saying what to do. */
+static int vr_db_files_check(const char *path, char **msg)
+{
+    for (size_t i = 0; i < 3; i++) {
+        char *f = vr_strfmt("%s%s", path, vr_db_suffix[i]);
+        struct stat sb;
+        int bad = stat(f, &sb) == 0 && !S_ISREG(sb.st_mode);
+        if (bad)
+            *msg = vr_strfmt("%s is not a regular file: it is where "
+                             "vsched-run keeps its state; remove it",
+                             f);
+        free(f);
+        if (bad)
+            return VSCHED_EIO;
+    }
+    return VSCHED_OK;
+}
+
+/* Remove st->copy_dir and what SQLite made in it. */
+static void vr_copy_remove(vr_state *st)
+{
+    if (st->copy_dir == NULL)
+        return;
+    char *db = vr_path_join(st->copy_dir, "state.db");
+    for (size_t i = 0; i < 3; i++) {
+        char *f = vr_strfmt("%s%s", db, vr_db_suffix[i]);
+        unlink(f);
+        free(f);
+    }
+    free(db);
+    rmdir(st->copy_dir);
+    free(st->copy_dir);
+    st->copy_dir = NULL;
+}
+
+/* READONLY with a -wal beside the database (a run has it open, or one
+ * was killed): what must be read is partly in the WAL, and even a
+ * read-only connection writes the -shm index (creating it when absent).
+ * So the database and its WAL are copied into a private directory and
+ * the copy read. Returns the path to open (heap): the copy's, or st->path
+ * when there is no -wal or the copy cannot be made. */
+static char *vr_readonly_source(vr_state *st)
+{
+    char *wal = vr_strfmt("%s-wal", st->path);
+    int have_wal = access(wal, F_OK) == 0;
+    const char *tmp = getenv("TMPDIR");
+    char *dir = have_wal
+                    ? vr_strfmt("%s/vsched-state.XXXXXX",
+                                tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp")
+                    : NULL;
+    char *copy = NULL;
+    if (dir != NULL && mkdtemp(dir) != NULL) {
+        st->copy_dir = dir;
+        dir = NULL;
+        copy = vr_path_join(st->copy_dir, "state.db");
+        char *copy_wal = vr_strfmt("%s-wal", copy);
+        int ok = vr_file_copy(st->path, copy) == 0 &&
+                 (vr_file_copy(wal, copy_wal) == 0 || errno == ENOENT);
+        free(copy_wal);
+        if (!ok) {
+            free(copy);
+            copy = NULL;
+            vr_copy_remove(st);
+        }
+    }
+    free(dir);
+    free(wal);
+    return copy != NULL ? copy : vr_xstrdup(st->path);
+}
+
 /* The URI that opens `path` read-only (heap). A WAL database opened
  * read-only still gets its -wal and -shm files created beside it, so
  * when no -wal exists (no run has the database open, and none left one
@@ -113,7 +190,7 @@ enum {
  * that starts meanwhile writes its WAL, not the database, until it
  * checkpoints, which at worst makes this read fail as corrupt: -n then
  * plans as if nothing had been built, which it says. With a -wal there,
- * the files exist already and the WAL holds what must be read. */
+ * `path` is the private copy of vr_readonly_source. */
 static char *vr_readonly_uri(const char *path)
 {
     char *wal = vr_strfmt("%s-wal", path);
@@ -140,7 +217,9 @@ static char *vr_readonly_uri(const char *path)
 static int vr_state_try(vr_state *st, vr_snapshot *snap, char **why)
 {
     int ro = (st->flags & VR_STATE_READONLY) != 0;
-    char *uri = ro ? vr_readonly_uri(st->path) : NULL;
+    char *source = ro ? vr_readonly_source(st) : NULL;
+    char *uri = ro ? vr_readonly_uri(source) : NULL;
+    free(source);
     int rc = sqlite3_open_v2(ro ? uri : st->path, &st->db,
                              ro ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
                                 : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
@@ -257,7 +336,8 @@ int vr_state_open(vr_state **out, const char *dir, unsigned flags,
         *out = st; /* nothing recorded yet */
         return VSCHED_OK;
     }
-    if (!ro && vr_mkdirs(dir, msg) != VSCHED_OK) {
+    if ((!ro && vr_mkdirs(dir, msg) != VSCHED_OK) ||
+        vr_db_files_check(st->path, msg) != VSCHED_OK) {
         vr_state_close(st);
         return VSCHED_EIO;
     }
@@ -303,6 +383,7 @@ int vr_state_open(vr_state **out, const char *dir, unsigned flags,
     }
 fail:
     vr_state_finalize(st);
+    vr_copy_remove(st);
     free(st->path);
     free(st);
     return r == VR_OPEN_NEWER ? VSCHED_ECONFIG : VSCHED_EIO;
@@ -322,6 +403,7 @@ void vr_state_close(vr_state *st)
                 "vsched-run: moved %s to %s.corrupt; the next run "
                 "builds from scratch\n",
                 st->path, st->path);
+    vr_copy_remove(st);
     free(st->path);
     free(st);
 }

@@ -31,7 +31,11 @@ enum {
 struct vr_state {
     sqlite3 *db; /* NULL: read-only run without a database */
     char *path;  /* STATE_DIR/state.db */
-    FILE *err;   /* where the one corruption message goes */
+    /* READONLY with a -wal beside path: the private directory holding the
+     * copy of the database and its WAL that is read instead (removed at
+     * close), else NULL. */
+    char *copy_dir;
+    FILE *err; /* where the one corruption message goes */
     unsigned flags;
     int broken; /* a write failed: no more writes, move aside */
     int in_txn;
