@@ -66,8 +66,9 @@ if command -v sqlite3 >/dev/null 2>&1; then
     mkdir -p "$O/adir"
     printf 'precious\n' >"$S/precious"
     n=0
+    # ... and two naming the output of a.c, which stays an input
     for p in "$O/adir" "$S/out" "$S/out/." "" "$S/precious" "$O/missing.o" \
-        "$O/../../precious"; do
+        "$O/../../precious" "$O/a.c.o" "$O/../release/a.c.o"; do
         n=$((n + 1))
         sqlite3 "$S/state/state.db" "INSERT INTO artifacts SELECT 'gone$n.c', profile, key, config, tool, deps, '$p', out_mtime_ns, out_ctime_ns, out_size, out_ino, out_hash, duration_ns FROM artifacts WHERE source = 'a.c';" ||
             fail "cannot forge record $n"
@@ -81,6 +82,10 @@ if command -v sqlite3 >/dev/null 2>&1; then
         grep -qx "$O/b.c.o" "$L/forged.rrm"
     check "forged: the directory, out_dir and the file outside stay" \
         test -d "$O/adir" -a -d "$S/out" -a -e "$S/precious"
+    check "forged: the output of a.c, still an input, stays" test -e "$O/a.c.o"
+    dry forged-after
+    check "forged: the records are gone: then nothing to do" \
+        grep -qx 'vsched-run: nothing to do' "$L/forged-after.n"
     check "forged: the run says why it keeps each, in words" sh -c "
         grep -qx 'vsched-run: kept $O/adir: it is a directory, not an output' '$L/forged.rerr' &&
         grep -qx 'vsched-run: kept $S/out: it is \[executor\] out_dir itself' '$L/forged.rerr' &&

@@ -169,6 +169,49 @@ static int vr_plan_profile(const vr_strmap *profs, const vr_strmap *bases,
 
 /* The records of these profiles whose source is not an input any more,
  * and the jobs of these profiles that are no longer configured. */
+/* Mark each removal whose output is also the recorded output of a record
+ * that stays (`here`: the artifacts rows found; `jobs`: the links
+ * configured): a record naming another's output (a state forged, or
+ * copied from another tree) must not make the run delete an output it
+ * then calls current. Outputs are compared resolved under out_dir
+ * (vr_path_resolve_inside), so no spelling of the path escapes this;
+ * only a run that removes something pays for it. */
+static void vr_plan_shared(vr_plan *p, const vr_incr *in,
+                           const unsigned char *here, const vr_strmap *jobs)
+{
+    const char *out_dir = in->b->settings->out_dir;
+    char *out_real = out_dir != NULL ? realpath(out_dir, NULL) : NULL;
+    if (out_real == NULL)
+        return; /* nothing is removed without out_dir */
+    vr_strmap *kept = vr_strmap_new(in->snap.n_art + in->snap.n_job + 1);
+    for (size_t i = 0; i < in->snap.n_art + in->snap.n_job; i++) {
+        const char *path;
+        if (i < in->snap.n_art) {
+            path = here[i] ? in->snap.art[i].out_path : NULL;
+        } else {
+            const vr_job_row *j = &in->snap.job[i - in->snap.n_art];
+            char *k = vr_strmap_key(j->kind, j->name, j->profile);
+            path = vr_strmap_get(jobs, k) >= 0 ? j->out_path : NULL;
+            free(k);
+        }
+        char *at = path != NULL && path[0] != '\0'
+                       ? vr_path_resolve_inside(out_real, path)
+                       : NULL;
+        if (at != NULL)
+            vr_strmap_put_owned(kept, at, 1);
+    }
+    for (size_t i = 0; i < p->n_removed; i++) {
+        vr_removal *r = &p->removed[i];
+        char *at = r->out_path != NULL && r->out_path[0] != '\0'
+                       ? vr_path_resolve_inside(out_real, r->out_path)
+                       : NULL;
+        r->shared = at != NULL && vr_strmap_get(kept, at) >= 0;
+        free(at);
+    }
+    vr_strmap_free(kept);
+    free(out_real);
+}
+
 static void vr_plan_removed(vr_plan *p, vr_incr *in, char *const *profiles,
                             size_t n_profiles, size_t n_base)
 {
@@ -203,6 +246,7 @@ static void vr_plan_removed(vr_plan *p, vr_incr *in, char *const *profiles,
                          r->out_path != NULL ? vr_xstrdup(r->out_path) : NULL,
                          r->out_st,
                          r->out_hash,
+                         0,
                          0};
     }
     for (size_t i = 0; i < in->snap.n_job; i++) {
@@ -223,8 +267,11 @@ static void vr_plan_removed(vr_plan *p, vr_incr *in, char *const *profiles,
                          j->out_path != NULL ? vr_xstrdup(j->out_path) : NULL,
                          j->out_st,
                          j->out_hash,
-                         1};
+                         1,
+                         0};
     }
+    if (p->n_removed > 0)
+        vr_plan_shared(p, in, here, jobs);
     free(here);
     vr_strmap_free(jobs);
     vr_strmap_free(profs);
@@ -343,6 +390,8 @@ static int vr_removal_replaced(const vr_removal *r, const char *at)
 /* Contract: see plan.h. */
 char *vr_removal_target(const vr_removal *r, const char *out_real, FILE *err)
 {
+    if (r->shared)
+        return NULL; /* another's output, which stays */
     char *at = vr_output_target(out_real, r->out_path, err);
     if (at != NULL && vr_removal_replaced(r, at)) {
         if (err != NULL) {

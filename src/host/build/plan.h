@@ -77,6 +77,9 @@ typedef struct vr_removal {
     vr_stamp out_st; /* the output as recorded */
     uint64_t out_hash;
     int is_job;
+    /* its output is also the recorded output of what stays (a record
+     * naming another's output): the record goes, the file stays */
+    int shared;
 } vr_removal;
 
 /* Where the run removes r's output (heap), or NULL when it keeps it,
