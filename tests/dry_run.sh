@@ -96,6 +96,15 @@ else
     fail "sqlite3 is not installed (tools/setup installs it)"
 fi
 
+# same_builds NAME: -n's "artifact PROFILE NAME: why" lines against the
+# run's "[i/n] artifact PROFILE NAME" lines, as sets.
+same_builds() {
+    sed -n 's/^artifact \([^ ]* [^:]*\):.*$/\1/p' "$L/$1.n" | sort >"$L/$1.nb"
+    sed -n 's/^\[[0-9]*\/[0-9]*\] artifact \(.*\)$/\1/p' "$L/$1.r" | sort >"$L/$1.rb"
+    check "$1: -n plans what the run builds" cmp -s "$L/$1.nb" "$L/$1.rb"
+    diff "$L/$1.nb" "$L/$1.rb" | sed 's/^/    /'
+}
+
 # A journal naming an output twice (a run killed after publishing it,
 # the note repeated), and a file outside out_dir.
 printf 'int s(void) { return 3; }\n' >"$S/src/s.c"
@@ -112,6 +121,21 @@ check "journal: both runs exit 0" test "$drc" -eq 0 -a "$rrc" -eq 0
 check "journal: the unrecorded output is removed" test ! -e "$O/s.c.o"
 check "journal: the file outside out_dir stays" test -e "$S/precious"
 same_removals journal
+same_builds journal
+
+# A journal noting a recorded output whose stamp no longer matches its
+# record (its mode changed since: a new ctime): settling removes it
+# before the run plans, so the run rebuilds it; -n plans that too.
+chmod 600 "$O/a.c.o"
+note "$O/a.c.o" >"$S/state/published"
+dry unvouched
+real unvouched
+check "unvouched: both runs exit 0" test "$drc" -eq 0 -a "$rrc" -eq 0
+same_removals unvouched
+check "unvouched: -n lists a.c as missing its output" \
+    grep -qx 'artifact release a.c: output missing' "$L/unvouched.n"
+same_builds unvouched
+check "unvouched: and the run leaves a.c.o built" test -s "$O/a.c.o"
 
 # A journal that is not the state directory's own file: the run refuses
 # it (exit 2, saying what to do); so does -n, with the same message.

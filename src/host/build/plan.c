@@ -84,8 +84,52 @@ static void vr_plan_check(vr_plan *p, vr_incr *in)
     free(hashed);
 }
 
+/* -n's view of the journal. The run settles it before it plans
+ * (vr_incr_open): an output removed there is missing when the run checks
+ * it, and what it belongs to is rebuilt. -n removes nothing, so it plans
+ * each row and link whose recorded output settling would remove as
+ * missing. Empty (no allocation past the set) unless -n found notes. */
+typedef struct vr_unsettled {
+    vr_strmap *gone; /* resolved paths settling removes */
+    char *out_real;  /* realpath of out_dir, when there are any */
+} vr_unsettled;
+
+static void vr_unsettled_init(vr_unsettled *u, const vr_incr *in)
+{
+    u->gone = NULL;
+    u->out_real = NULL;
+    const char *out_dir = in->b->settings->out_dir;
+    if (!in->dry || out_dir == NULL)
+        return;
+    u->gone = vr_strmap_new(16);
+    if (vr_journal_pending(in->state_dir, out_dir, &in->snap, u->gone) > 0)
+        u->out_real = realpath(out_dir, NULL);
+}
+
+/* A verdict of current made missing when settling removes `out_path`. */
+static void vr_unsettled_apply(const vr_unsettled *u, const char *out_path,
+                               vr_verdict *v)
+{
+    if (u->out_real == NULL || out_path == NULL || v->reason != VR_CURRENT)
+        return;
+    char *at = vr_path_resolve_inside(u->out_real, out_path);
+    if (at != NULL && vr_strmap_get(u->gone, at) >= 0) {
+        vr_verdict_clear(v);
+        memset(v, 0, sizeof *v);
+        v->reason = VR_OUT_MISSING;
+    }
+    free(at);
+}
+
+static void vr_unsettled_fini(vr_unsettled *u)
+{
+    vr_strmap_free(u->gone);
+    free(u->out_real);
+}
+
 /* Decide one link: its objects, then its libraries (decided before it). */
-static void vr_plan_link(vr_plan *p, vr_incr *in, vr_link *l)
+static void vr_plan_link(vr_plan *p, vr_incr *in, vr_link *l,
+                         const vr_unsettled *u)
 {
     size_t cap = l->n_rows + l->n_libs + 1;
     l->inputs = vr_xcalloc(cap, sizeof *l->inputs);
@@ -137,6 +181,7 @@ static void vr_plan_link(vr_plan *p, vr_incr *in, vr_link *l)
                     vr_bind_job_config(k->config, l->salt), k->tool, paths,
                     hashes, n);
         vr_dirty_job(l->rec, key, &l->v, &in->outputs_hashed);
+        vr_unsettled_apply(u, l->rec != NULL ? l->rec->out_path : NULL, &l->v);
     }
     l->run = l->v.reason != VR_CURRENT;
     free(paths);
@@ -339,8 +384,12 @@ void vr_plan_make(vr_plan *p, vr_incr *in, const vr_work *w)
     }
     vr_strmap_free(seen);
     vr_plan_check(p, in);
+    vr_unsettled u;
+    vr_unsettled_init(&u, in);
     for (size_t i = 0; i < p->n_rows; i++) {
         vr_row *r = &p->rows[i];
+        vr_unsettled_apply(&u, r->rec != NULL ? r->rec->out_path : NULL,
+                           &r->v);
         if (r->v.reason != VR_CURRENT)
             r->req = (long)p->n_dirty++; /* request order: row order */
         else if (r->v.out_restamped)
@@ -365,12 +414,13 @@ void vr_plan_make(vr_plan *p, vr_incr *in, const vr_work *w)
         l->libs = j->libs;
         l->n_libs = j->n_libs;
         l->salt = j->salt;
-        vr_plan_link(p, in, l);
+        vr_plan_link(p, in, l, &u);
         p->link_plans[p->n_links++] = (vr_link_plan){
             l->kind,     l->name,      l->profile,   l->obj_profile, l->inputs,
             l->n_inputs, l->lib_kinds, l->lib_names, l->n_libs,      l->salt};
     }
     free(row_map);
+    vr_unsettled_fini(&u);
     if (w->sweep)
         vr_plan_removed(p, in, w->profiles, w->n_profiles, w->n_base_profiles);
 }

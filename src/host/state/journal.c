@@ -358,6 +358,25 @@ static int vr_list_one(const char *path, void *arg)
     return 1;
 }
 
+static int vr_pending_one(const char *path, void *arg)
+{
+    vr_strmap *set = arg;
+    if (vr_strmap_get(set, path) >= 0)
+        return 0;
+    vr_strmap_put(set, path, 0);
+    return 1;
+}
+
+/* Contract: see journal.h. */
+size_t vr_journal_pending(const char *state_dir, const char *out_dir,
+                          const vr_snapshot *snap, vr_strmap *set)
+{
+    char *file = vr_path_join(state_dir, VR_JOURNAL_FILE);
+    size_t n = vr_journal_scan(file, out_dir, snap, 0, vr_pending_one, set);
+    free(file);
+    return n;
+}
+
 /* Contract: see journal.h. */
 size_t vr_journal_list(const char *state_dir, const char *out_dir,
                        const vr_snapshot *snap, vr_strmap *listed, FILE *out)

@@ -114,6 +114,12 @@ size_t vr_journal_settle(const char *state_dir, const char *out_dir,
                          const vr_snapshot *snap, int all, FILE *out,
                          FILE *err, int quiet);
 
+/* What vr_journal_settle would remove (not `all`), each resolved path
+ * put in `set`, nothing removed or printed: what -n plans as missing.
+ * Returns how many were new to `set`. */
+size_t vr_journal_pending(const char *state_dir, const char *out_dir,
+                          const vr_snapshot *snap, vr_strmap *set);
+
 /* What vr_journal_settle would remove (not `all`), one line each on
  * `out`: "remove PATH (published by an earlier run that did not record
  * it)", for -n; nothing is removed or emptied. Each PATH (resolved) is
