@@ -139,7 +139,32 @@ ln -s nowhere.c "$S/r/src/dangling.c"
 for pat in 'src/*.c' 'src/**' 'src/dangling.c'; do
     inputs "$pat"
     check "a dangling link, inputs = $pat: exit 2" test $? -eq 2
-    check "... saying so" sh -c "grep -qF \"pattern '$pat'\" '$S/o14' &&
-        grep -q 'dangling.c is a symbolic link that leads nowhere\\|matches no file' '$S/o14'"
+    check "... saying it leads nowhere" sh -c "grep -qF \"pattern '$pat'\" '$S/o14' &&
+        grep -q 'is a symbolic link that leads nowhere' '$S/o14'"
 done
+rm "$S/r/src/dangling.c"
+# A FIFO named is no source either, as it matches no wildcard.
+mkfifo "$S/r/src/fifo.c"
+inputs 'src/fifo.c'
+check "a FIFO named in inputs: exit 2, before building" sh -c \
+    "test $? -eq 2 && grep -q \"pattern 'src/fifo.c' names no regular file\" '$S/o14'"
+inputs 'src/*.c'
+check "... while a wildcard skips it (exit 0)" sh -c \
+    "test $? -eq 0 && test \"\$(grep -c '^artifact' '$S/o14')\" -eq 1"
+rm "$S/r/src/fifo.c"
+# An absolute pattern is taken where its directory leads: through a link
+# to the tree, or under the root "/".
+ln -s "$S/r" "$S/rlink"
+inputs "$S/rlink/src/q*.c"
+check "an absolute pattern through a link to the root (exit 0)" sh -c \
+    "test $? -eq 0 && grep -q '^artifact release src/q.c: new' '$S/o14'"
+vsched_run --config "$S/r.ini" -n --set loader.root=/ --set "batch.inputs=$S/r/src/q*.c" >"$S/o15" 2>&1
+check "an absolute pattern under the root / (exit 0)" sh -c \
+    "test $? -eq 0 && grep -qF 'artifact release ${S#/}/r/src/q.c: new' '$S/o15'"
+# A dangling link a target excludes is not held against its pattern.
+ln -s nowhere.c "$S/r/src/gone.c"
+printf '[target.t]\nkind = executable\ninputs = src/*.c\nexclude = src/gone.c\n' >>"$S/r.ini"
+vsched_run --config "$S/r.ini" -n --set batch.inputs=src/q.c >"$S/o16" 2>&1
+check "an excluded dangling link: the target's pattern stands (exit 0)" sh -c \
+    "test $? -eq 0 && grep -q '^artifact release src/q.c' '$S/o16'"
 finish

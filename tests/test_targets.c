@@ -106,7 +106,7 @@ static void expect_expand(const char *pattern, const char *want)
     char **v = NULL;
     size_t n = 0;
     char *bad = NULL;
-    vr_glob_expand(tree, pattern, &v, &n, &bad);
+    vr_glob_expand(tree, pattern, NULL, 0, &v, &n, &bad);
     CU_ASSERT_PTR_NULL(bad);
     free(bad);
     char *got = joined(v, n);
@@ -160,7 +160,7 @@ static void expect_bad(const char *pattern, const char *what)
 {
     char **v = NULL, *bad = NULL;
     size_t n = 0;
-    EXPECT_INT(vr_glob_expand(tree, pattern, &v, &n, &bad), 0);
+    EXPECT_INT(vr_glob_expand(tree, pattern, NULL, 0, &v, &n, &bad), 0);
     EXPECT_INT(n, 0);
     CU_ASSERT_PTR_NOT_NULL(bad);
     if (bad == NULL || strstr(bad, what) == NULL)
@@ -202,6 +202,19 @@ static void broken_links_and_unreadable_directories_are_reported(void)
     expect_expand("in/o*", "in/ok.c");
     expect_bad("src/ld/*.c", "/src/ld: Too many levels of symbolic links");
     expect_bad("src/ld/*.c", "cannot read directory ");
+    /* a match an exclude names is not held against the pattern (the
+     * caller drops what the excludes name from the rest) */
+    const char *const excl[] = {"src/gone.c", "src/self.c", "in"};
+    char **v = NULL, *bad = NULL;
+    size_t n = 0;
+    EXPECT_INT(vr_glob_expand(tree, "src/*.c", excl, 3, &v, &n, &bad), 1);
+    CU_ASSERT_PTR_NULL(bad);
+    EXPECT_INT(vr_glob_expand(tree, "**/*.c", excl, 3, &v, &n, &bad), 2);
+    CU_ASSERT_PTR_NULL(bad);
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+    free(bad);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tree);
     CU_ASSERT(system(cmd) == 0);
@@ -245,6 +258,27 @@ static void patterns_stay_under_the_root(void)
     expect_expand("*/", "");
     expect_expand("src/*/", "");
     expect_expand("src//a?c", "src/a.c");
+    /* absolute, its directory spelt through a link: where it leads */
+    mklink(tree, "../lnk"); /* lnk -> root */
+    snprintf(pat, sizeof pat, "%s/lnk/src/a?c", root);
+    expect_expand(pat, "src/a.c");
+    snprintf(pat, sizeof pat, "%s/src/in/*.c", tree); /* in -> sub */
+    expect_expand(pat, "src/sub/b.c");
+    snprintf(pat, sizeof pat, "%s/ext/*.c", tree); /* ext leads out */
+    expect_bad(pat, "outside the loader root");
+    /* the root "/": every absolute pattern is under it */
+    char **v = NULL, *bad = NULL;
+    size_t n = 0;
+    snprintf(pat, sizeof pat, "%s/src/a?c", tree);
+    EXPECT_INT(vr_glob_expand("/", pat, NULL, 0, &v, &n, &bad), 1);
+    CU_ASSERT_PTR_NULL(bad);
+    snprintf(pat, sizeof pat, "%s/src/a.c", tree);
+    if (n == 1)
+        EXPECT_STR(v[0], pat + 1);
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+    free(bad);
     strcpy(tree, root);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tree);

@@ -76,12 +76,12 @@ vsched_executor_binding vr_build_stages(const vr_build *b)
 }
 
 /* What is wrong with `name`, a name (no wildcard) of an inputs list under
- * `root`, as a FILE operand would be refused (operands.h): "matches no
- * file" (absent, a dangling link, below a non-directory, or ending in
- * '/'), a symbolic link loop, a directory, or, by the loader's realpath
- * when b has a loader,
- * a file outside its root. NULL when nothing is: a FIFO or a device is
- * left to the loader's load, which says why it cannot read it. */
+ * `root`, as a FILE operand would be refused (operands.h) and as a
+ * pattern's match would be (glob.h): "matches no file" (absent, below a
+ * non-directory, or ending in '/'), a symbolic link that leads nowhere
+ * (dangling, a loop), a directory, a FIFO, socket or device (only
+ * regular files are sources), or, by the loader's realpath when b has a
+ * loader, a file outside its root. NULL when nothing is. */
 static const char *vr_input_name_problem(const vr_build *b, const char *root,
                                          const char *name)
 {
@@ -92,7 +92,11 @@ static const char *vr_input_name_problem(const vr_build *b, const char *root,
     struct stat st;
     int rc = stat(path, &st);
     int err = errno;
+    int link = rc != 0 && lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
     free(path);
+    if (rc != 0 && err == ENOENT && link)
+        return "is a symbolic link that leads nowhere (its target does "
+               "not exist), under";
     if (rc != 0)
         return err == ENOENT || err == ENOTDIR ? "matches no file under"
                : err == ELOOP ? "is a symbolic link that leads nowhere "
@@ -100,6 +104,9 @@ static const char *vr_input_name_problem(const vr_build *b, const char *root,
                               : NULL;
     if (S_ISDIR(st.st_mode))
         return "names a directory, not a source, under";
+    if (!S_ISREG(st.st_mode))
+        return "names no regular file (a FIFO, socket or device), not a "
+               "source, under";
     if (b->loader.ops == NULL)
         return NULL; /* --list-targets: no loader is made */
     char *canon = NULL, *why = NULL;
@@ -138,7 +145,8 @@ int vr_build_expand(const vr_build *b, char *const *pats, size_t n_pats,
             continue;
         }
         char *bad = NULL;
-        size_t added = vr_glob_expand(root, pat, names, n, &bad);
+        size_t added = vr_glob_expand(root, pat, (const char *const *)excl,
+                                      n_excl, names, n, &bad);
         if (bad != NULL || added == 0) {
             vr_esc ep = {0}, er = {0};
             *err = bad != NULL

@@ -102,6 +102,8 @@ typedef struct walk {
     /* The link (relative to root) the walk entered to a directory outside
      * the root, or NULL: what is found below it is no source. */
     const char *via;
+    const char *const *excl; /* exclude patterns: a match they name is none */
+    size_t n_excl;
 } walk;
 
 /* ROOT/rel ("" is the root itself). Heap. */
@@ -260,6 +262,17 @@ static void take(walk *w, char *rel, int k, int link)
         free(rel);
         return;
     }
+    /* What an exclude names is not held against the pattern (a regular
+     * file is taken, and the caller's exclude drops it as before: that
+     * says when it drops every input). */
+    int excluded = 0;
+    for (size_t i = 0; (w->via != NULL || link) && !excluded && i < w->n_excl;
+         i++)
+        excluded = vr_glob_excluded(w->excl[i], rel);
+    if (excluded) {
+        free(rel);
+        return;
+    }
     if (w->via != NULL) {
         vr_esc e1 = {0}, e2 = {0}, e3 = {0};
         say_bad(w, vr_strfmt("%s is outside the loader root %s (through the "
@@ -280,7 +293,8 @@ static void take(walk *w, char *rel, int k, int link)
         vr_esc e1 = {0}, e2 = {0}, e3 = {0};
         if (to < 0)
             say_bad(w, vr_strfmt("%s is a symbolic link that leads nowhere "
-                                 "(%s): remove it, or exclude it",
+                                 "(%s): remove the link, or narrow the "
+                                 "pattern (or exclude the name)",
                                  vr_esc_name(&e1, rel), strerror(errno)));
         else if (to == 0)
             say_bad(w, vr_strfmt("%s is a symbolic link to %s, outside the "
@@ -420,24 +434,48 @@ static void expand(walk *w, size_t pi, const char *rel)
     free(es);
 }
 
-/* `pattern` as a name relative to the root: itself when relative; an
- * absolute one under the root (as given, or its realpath) without that
- * prefix; NULL (*bad set) for one elsewhere. */
-static const char *relative_pattern(walk *w, const char *pattern)
+/* `pattern` as a name relative to the root (heap): itself when relative;
+ * an absolute one whose literal directory (what precedes its first
+ * wildcard segment) leads under the root, resolved as a name would be
+ * (links followed: "/tmp/link/src/\*.c" is where the link leads), as the
+ * rest under that directory; NULL (*bad set) for one elsewhere. */
+static char *relative_pattern(walk *w, const char *pattern)
 {
     if (pattern[0] != '/')
-        return pattern;
-    if (w->root_real == NULL)
-        w->root_real = realpath(w->root, NULL);
-    const char *roots[2] = {w->root_real, w->root};
-    for (size_t i = 0; i < 2; i++) {
-        size_t len = roots[i] != NULL ? strlen(roots[i]) : 0;
-        while (len > 1 && roots[i][len - 1] == '/')
-            len--;
-        if (len > 0 && strncmp(pattern, roots[i], len) == 0 &&
-            pattern[len] == '/')
-            return pattern + len + 1;
+        return vr_xstrdup(pattern);
+    /* cut: the '/' that ends the literal directory */
+    size_t cut = 0;
+    for (size_t i = 0; pattern[i] != '\0'; i++) {
+        if (pattern[i] != '/')
+            continue;
+        size_t end = i + 1;
+        while (pattern[end] != '\0' && pattern[end] != '/')
+            end++;
+        char *seg = vr_strfmt("%.*s", (int)(end - i - 1), pattern + i + 1);
+        int wild = vr_glob_has_wildcard(seg);
+        free(seg);
+        cut = i; /* the last '/' before a wildcard segment, or the last */
+        if (wild)
+            break;
     }
+    char *dir =
+        cut > 0 ? vr_strfmt("%.*s", (int)cut, pattern) : vr_xstrdup("/");
+    char *dir_real = realpath(dir, NULL);
+    free(dir);
+    const char *rest = pattern + cut;
+    while (*rest == '/')
+        rest++;
+    char *rel = NULL;
+    if (dir_real != NULL && under_root(w, dir_real)) {
+        const char *tail = dir_real + strlen(root_shown(w));
+        while (*tail == '/')
+            tail++;
+        rel = tail[0] != '\0' ? vr_strfmt("%s/%s", tail, rest)
+                              : vr_xstrdup(rest);
+    }
+    free(dir_real);
+    if (rel != NULL)
+        return rel;
     vr_esc e = {0};
     say_bad(w, vr_strfmt("it lies outside the loader root %s: a pattern "
                          "names sources under it (relative to it, or "
@@ -448,14 +486,20 @@ static const char *relative_pattern(walk *w, const char *pattern)
 }
 
 /* Contract: see glob.h. */
-size_t vr_glob_expand(const char *root, const char *pattern, char ***v,
+size_t vr_glob_expand(const char *root, const char *pattern,
+                      const char *const *excl, size_t n_excl, char ***v,
                       size_t *n, char **bad)
 {
     size_t before = *n;
     *bad = NULL;
-    walk w = {.root = root, .v = v, .n = n, .bad = bad};
+    walk w = {.root = root,
+              .v = v,
+              .n = n,
+              .bad = bad,
+              .excl = excl,
+              .n_excl = n_excl};
     size_t len = strlen(pattern);
-    const char *rel = relative_pattern(&w, pattern);
+    char *rel = relative_pattern(&w, pattern);
     segs p = {0};
     if (rel != NULL)
         segs_split(rel, &p);
@@ -469,6 +513,7 @@ size_t vr_glob_expand(const char *root, const char *pattern, char ***v,
     if (*bad == NULL && p.n > 0 && pattern[len - 1] != '/')
         expand(&w, 0, "");
     segs_free(&p);
+    free(rel);
     free(w.root_real);
     /* Refused: nothing taken. */
     for (size_t i = before; *bad != NULL && i < *n; i++)

@@ -37,14 +37,18 @@ int vr_glob_match(const char *pattern, const char *name);
 int vr_glob_excluded(const char *pattern, const char *name);
 
 /* Append to *v (*n entries; heap array of heap strings) the names under
- * `root` that `pattern` matches, relative to root and sorted. Returns how
- * many were appended. *bad is set (heap, caller frees) to what refuses
+ * `root` that `pattern` matches, relative to root and sorted; a match
+ * that would refuse the pattern (below) is skipped instead when one of
+ * the `n_excl` exclude patterns `excl` names it (vr_glob_excluded; the
+ * caller still applies them to what is returned). Returns how many were
+ * appended. *bad is set (heap, caller frees) to what refuses
  * the pattern, else NULL: the first directory it had to read and could
  * not (other than absent: "cannot read directory PATH: REASON"), the
  * first match that is no source under the root (above), or the pattern
  * itself (outside the root, a "." or ".." segment); then nothing is
  * appended. */
-size_t vr_glob_expand(const char *root, const char *pattern, char ***v,
+size_t vr_glob_expand(const char *root, const char *pattern,
+                      const char *const *excl, size_t n_excl, char ***v,
                       size_t *n, char **bad);
 
 #endif
