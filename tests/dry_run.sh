@@ -137,6 +137,15 @@ check "unvouched: -n lists a.c as missing its output" \
 same_builds unvouched
 check "unvouched: and the run leaves a.c.o built" test -s "$O/a.c.o"
 
+# A note naming a recorded, current output in another spelling: the
+# record vouches for the file (known by its stamp), so nothing goes.
+note "$S/out/./release/a.c.o" >"$S/state/published"
+dry respelt
+real respelt
+check "respelt: -n has nothing to do" grep -qx 'vsched-run: nothing to do' "$L/respelt.n"
+check "respelt: the run removes and rebuilds nothing" sh -c \
+    "test $rrc -eq 0 && ! grep -q 'removed\\|artifact' '$L/respelt.r' && test -s '$O/a.c.o'"
+
 # A journal that is not the state directory's own file: the run refuses
 # it (exit 2, saying what to do); so does -n, with the same message.
 printf 'some other file\n' >"$S/victim"

@@ -191,6 +191,21 @@ check "... keeps the directory, saying it is no output" sh -c \
     "test -d '$O/adir' && grep -q '^vsched-run: kept $O/adir: it is a directory, not an output$' '$S/o5b'"
 rmdir "$O/adir"
 
+# --clean with a note for an output a record vouches for (a run killed
+# after recording, before emptying the journal): it goes as a recorded
+# output, not as an unrecorded one, and one output is "1 output".
+rm -f "$S/src/"*.c
+printf 'int a(void) { return 1; }\n' >"$S/src/a.c"
+vsched_run --config "$S/p.ini" >/dev/null 2>&1 || fail "the build before the vouched note"
+note "$O/a.c.o" >"$S/state/published"
+vsched_run --config "$S/p.ini" --clean >"$S/o5c" 2>&1
+rc=$?
+check "--clean with a vouched note (exit 0)" test $rc -eq 0
+check "... does not call the recorded output unrecorded" \
+    sh -c "! grep -q 'did not record it' '$S/o5c' && test ! -e '$O/a.c.o'"
+check "... and counts one output as one" \
+    grep -q "^vsched-run: removed 1 output and the state in $S/state$" "$S/o5c"
+
 # The journal is the state directory's own file: a symbolic link put in
 # its place is neither followed nor emptied; the run says what to do.
 printf 'data of some other file\n' >"$S/victim"

@@ -43,9 +43,10 @@ int vr_clean_run(const vr_build *b)
         vr_journal_check(state_dir, 1, &msg) != VSCHED_OK ||
         vr_state_open(&st, state_dir, 0, &snap, b->err, &msg) != VSCHED_OK)
         goto out;
-    /* outputs a killed run published without recording them first */
+    /* outputs a killed run published without recording them first (those
+     * a record vouches for go with the records, below) */
     const char *out_dir = b->settings->out_dir;
-    size_t removed = vr_journal_settle(state_dir, out_dir, &snap, 1, b->out,
+    size_t removed = vr_journal_settle(state_dir, out_dir, &snap, 0, b->out,
                                        b->err, b->cli->verbosity < 0);
     char *out_real = out_dir != NULL ? realpath(out_dir, NULL) : NULL;
     for (size_t i = 0; i < snap.n_art; i++)
@@ -74,9 +75,8 @@ int vr_clean_run(const vr_build *b)
     }
     if (b->cli->verbosity >= 0)
         fprintf(b->out,
-                "vsched-run: removed %zu outputs and the state in "
-                "%s\n",
-                removed, state_dir);
+                "vsched-run: removed %zu output%s and the state in %s\n",
+                removed, removed == 1 ? "" : "s", state_dir);
     status = VR_EXIT_OK;
 out:
     if (msg != NULL)

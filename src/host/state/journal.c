@@ -244,7 +244,10 @@ static char *vr_read_all(const char *path, size_t *len)
     return buf;
 }
 
-/* 1 when a record of `snap` vouches for the file at `path` as it is. */
+/* 1 when a record of `snap` vouches for the file at `path` as it is:
+ * one records an output with the file's very stamp (inode, size, mtime,
+ * ctime). The file is known by its stamp, not by how a note spells its
+ * name ("out/./release/a.o" is the recorded "out/release/a.o"). */
 static int vr_vouched(const vr_snapshot *snap, const char *path)
 {
     vr_stamp st;
@@ -252,12 +255,12 @@ static int vr_vouched(const vr_snapshot *snap, const char *path)
         return 1; /* not there: nothing to distrust */
     for (size_t i = 0; i < snap->n_art; i++)
         if (snap->art[i].out_path != NULL &&
-            strcmp(snap->art[i].out_path, path) == 0)
-            return vr_stamp_equal(&snap->art[i].out_st, &st);
+            vr_stamp_equal(&snap->art[i].out_st, &st))
+            return 1;
     for (size_t i = 0; i < snap->n_job; i++)
         if (snap->job[i].out_path != NULL &&
-            strcmp(snap->job[i].out_path, path) == 0)
-            return vr_stamp_equal(&snap->job[i].out_st, &st);
+            vr_stamp_equal(&snap->job[i].out_st, &st))
+            return 1;
     return 0;
 }
 
@@ -310,7 +313,7 @@ static size_t vr_journal_scan(const char *file, const char *out_dir,
         /* Otherwise it names no output, or that file is gone or
          * replaced. */
         if (path != NULL && vr_still_published(path, &noted) &&
-            (all || !vr_vouched(snap, noted_path)))
+            (all || !vr_vouched(snap, path)))
             counted += fn(path, arg) != 0;
         free(path);
     }
