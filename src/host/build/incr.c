@@ -177,7 +177,7 @@ int vr_incr_open(vr_incr **out, const vr_build *b, vr_incr_early *early,
     }
     if (rc == VSCHED_OK && !dry) {
         /* what a run killed between publishing and recording left */
-        vr_journal_settle(in->state_dir, b->settings->out_dir, &in->snap, 0,
+        vr_journal_settle(in->state_dir, b->settings->out_dir, &in->snap,
                           b->out, b->err, b->cli->verbosity < 0);
         rc = vr_journal_open(&in->journal, in->state_dir, msg);
     } else if (rc == VSCHED_OK) /* -n refuses the journal the run would */

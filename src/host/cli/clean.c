@@ -46,7 +46,7 @@ int vr_clean_run(const vr_build *b)
     /* outputs a killed run published without recording them first (those
      * a record vouches for go with the records, below) */
     const char *out_dir = b->settings->out_dir;
-    size_t removed = vr_journal_settle(state_dir, out_dir, &snap, 0, b->out,
+    size_t removed = vr_journal_settle(state_dir, out_dir, &snap, b->out,
                                        b->err, b->cli->verbosity < 0);
     char *out_real = out_dir != NULL ? realpath(out_dir, NULL) : NULL;
     for (size_t i = 0; i < snap.n_art; i++)

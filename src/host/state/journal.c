@@ -291,10 +291,10 @@ static int vr_still_published(const char *path, const vr_stamp *noted)
 
 /* Each file the journal notes that is still the one published, lies
  * inside `out_dir` and that no record of `snap` vouches for (every such
- * file when `all`), resolved: fn(path, arg), which returns 1 to count
+ * resolved: fn(path, arg), which returns 1 to count
  * it. Returns the count. */
 static size_t vr_journal_scan(const char *file, const char *out_dir,
-                              const vr_snapshot *snap, int all,
+                              const vr_snapshot *snap,
                               int (*fn)(const char *path, void *arg),
                               void *arg)
 {
@@ -313,7 +313,7 @@ static size_t vr_journal_scan(const char *file, const char *out_dir,
         /* Otherwise it names no output, or that file is gone or
          * replaced. */
         if (path != NULL && vr_still_published(path, &noted) &&
-            (all || !vr_vouched(snap, path)))
+            !vr_vouched(snap, path))
             counted += fn(path, arg) != 0;
         free(path);
     }
@@ -375,7 +375,7 @@ size_t vr_journal_pending(const char *state_dir, const char *out_dir,
                           const vr_snapshot *snap, vr_strmap *set)
 {
     char *file = vr_path_join(state_dir, VR_JOURNAL_FILE);
-    size_t n = vr_journal_scan(file, out_dir, snap, 0, vr_pending_one, set);
+    size_t n = vr_journal_scan(file, out_dir, snap, vr_pending_one, set);
     free(file);
     return n;
 }
@@ -386,20 +386,19 @@ size_t vr_journal_list(const char *state_dir, const char *out_dir,
 {
     char *file = vr_path_join(state_dir, VR_JOURNAL_FILE);
     vr_list_arg a = {out, listed};
-    size_t n = vr_journal_scan(file, out_dir, snap, 0, vr_list_one, &a);
+    size_t n = vr_journal_scan(file, out_dir, snap, vr_list_one, &a);
     free(file);
     return n;
 }
 
 /* Contract: see journal.h. */
 size_t vr_journal_settle(const char *state_dir, const char *out_dir,
-                         const vr_snapshot *snap, int all, FILE *out,
-                         FILE *err, int quiet)
+                         const vr_snapshot *snap, FILE *out, FILE *err,
+                         int quiet)
 {
     char *file = vr_path_join(state_dir, VR_JOURNAL_FILE);
     vr_settle_arg a = {out, quiet};
-    size_t removed =
-        vr_journal_scan(file, out_dir, snap, all, vr_settle_one, &a);
+    size_t removed = vr_journal_scan(file, out_dir, snap, vr_settle_one, &a);
     /* Emptied only when it is the journal; one that cannot be opened is
      * left as it is (vr_journal_open says what is wrong with it). */
     int fd = vr_journal_fd(file, O_WRONLY);

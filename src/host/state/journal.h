@@ -101,7 +101,7 @@ int vr_journal_remove(const char *state_dir, char **msg);
  * file that is still the one noted, that lies inside `out_dir` (the
  * settings' out_dir, vr_path_inside: a note naming any other file, which
  * anyone who can stat it could forge, is no output) and that no record
- * of `snap` vouches for (every such file when `all`), saying
+ * of `snap` vouches for (holds its stamp), saying
  * "vsched-run: removed PATH (published by an earlier run that did not
  * record it)" on `out` unless `quiet`; then empty the journal (a failure
  * to is said on `err`). Nothing is removed when out_dir is NULL or
@@ -111,16 +111,16 @@ int vr_journal_remove(const char *state_dir, char **msg);
  * A missing journal is an empty one. Returns how many files were
  * removed. */
 size_t vr_journal_settle(const char *state_dir, const char *out_dir,
-                         const vr_snapshot *snap, int all, FILE *out,
-                         FILE *err, int quiet);
+                         const vr_snapshot *snap, FILE *out, FILE *err,
+                         int quiet);
 
-/* What vr_journal_settle would remove (not `all`), each resolved path
+/* What vr_journal_settle would remove, each resolved path
  * put in `set`, nothing removed or printed: what -n plans as missing.
  * Returns how many were new to `set`. */
 size_t vr_journal_pending(const char *state_dir, const char *out_dir,
                           const vr_snapshot *snap, vr_strmap *set);
 
-/* What vr_journal_settle would remove (not `all`), one line each on
+/* What vr_journal_settle would remove, one line each on
  * `out`: "remove PATH (published by an earlier run that did not record
  * it)", for -n; nothing is removed or emptied. Each PATH (resolved) is
  * put in `listed` and none already there is listed: settling removes a
