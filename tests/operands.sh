@@ -129,6 +129,8 @@ for pat in '../elsewhere/*.c' 'ext/*.c' 'e*/*.c' "$S/elsewhere/*.c" '/*.c' \
          grep -q \"outside the loader root\\|'\\.' or '\\.\\.' segment\" '$S/o14'"
     check "... building nothing" sh -c "! grep -q '^artifact' '$S/o14'"
 done
+check "a pattern given with --set is said to come from --set" \
+    grep -q "^vsched-run: --set: \[batch\] inputs: pattern 'src/\./\*\.c'" "$S/o14"
 inputs "$S/r/src/q*.c"
 check "an absolute pattern under the root is taken (exit 0)" sh -c \
     "test $? -eq 0 && grep -q '^artifact release src/q.c: new' '$S/o14'"

@@ -180,6 +180,8 @@ int vr_build_expand(const vr_build *b, char *const *pats, size_t n_pats,
 char *vr_build_batch_where(const vr_build *b)
 {
     const vr_settings *s = b->settings;
+    if (s->inputs_from_set) /* as vr_schema_where says it */
+        return vr_xstrdup("--set: ");
     return s->inputs_line > 0 ? vr_strfmt("%s:%u: ", s->path, s->inputs_line)
                               : vr_strfmt("%s: ", s->path);
 }

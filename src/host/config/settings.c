@@ -111,6 +111,7 @@ static void vr_read_batch(vr_settings *s, const vr_config *cfg)
     const char *inputs = vr_config_get(cfg, "batch", "inputs");
     vr_split_words(inputs != NULL ? inputs : "", &s->inputs, &s->n_inputs);
     s->inputs_line = vr_config_line(cfg, "batch", "inputs");
+    s->inputs_from_set = vr_config_from_set(cfg, "batch", "inputs");
     const char *profiles = vr_config_get(cfg, "batch", "profiles");
     vr_split_words(profiles != NULL ? profiles : "release", &s->profiles,
                    &s->n_profiles);

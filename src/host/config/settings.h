@@ -42,6 +42,7 @@ typedef struct vr_settings {
     /* Where the values came from, for messages about them. */
     char *path;           /* the INI file as given */
     unsigned inputs_line; /* line of [batch] inputs (0: --set only) */
+    int inputs_from_set;  /* [batch] inputs as --set gave it */
 
     /* [vsched] */
     unsigned cpu_threads; /* 0: one per online CPU */
