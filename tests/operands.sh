@@ -169,4 +169,22 @@ printf '[target.t]\nkind = executable\ninputs = src/*.c\nexclude = src/gone.c\n'
 vsched_run --config "$S/r.ini" -n --set batch.inputs=src/q.c >"$S/o16" 2>&1
 check "an excluded dangling link: the target's pattern stands (exit 0)" sh -c \
     "test $? -eq 0 && grep -q '^artifact release src/q.c' '$S/o16'"
+# One name per file, however an input reaches it: a directory link
+# inside the root, and an absolute name, as the run names them (-n,
+# --deps and --report too).
+rm -f "$S/r/src/gone.c"
+sed -i '/^\[target.t\]/,$d' "$S/r.ini"
+mkdir -p "$S/r/sub"
+printf 'int s;\n' >"$S/r/sub/s.c"
+ln -s sub "$S/r/insub"
+rm "$S/r/ext"
+vsched_run --config "$S/r.ini" -n --set 'batch.inputs=*/*.c' >"$S/o17" 2>&1
+check "a file reached through a directory link: -n names it once, as it is" sh -c \
+    "test \"\$(grep '^artifact' '$S/o17' | sort | tr '\n' '|')\" = 'artifact release src/q.c: new|artifact release sub/s.c: new|'"
+vsched_run --config "$S/r.ini" --deps --set 'batch.inputs=*/*.c' >"$S/o18" 2>&1
+check "... and --deps lists it once" sh -c \
+    "test \"\$(grep -c '^sub/s.c:' '$S/o18')\" -eq 1 && ! grep -q '^insub/' '$S/o18'"
+vsched_run --config "$S/r.ini" -n --set "batch.inputs=$S/r/src/q.c" >"$S/o19" 2>&1
+check "an absolute name: -n names it as the run does" \
+    grep -qx 'artifact release src/q.c: new' "$S/o19"
 finish

@@ -102,6 +102,11 @@ typedef struct walk {
     /* The link (relative to root) the walk entered to a directory outside
      * the root, or NULL: what is found below it is no source. */
     const char *via;
+    /* The link (relative to root, as the walk spells it) it entered to a
+     * directory under the root, and where that leads (relative, "" for
+     * the root itself), or NULL: names below it are given as where they
+     * are, one name per file however the pattern reached it. */
+    const char *alias_from, *alias_to;
     const char *const *excl; /* exclude patterns: a match they name is none */
     size_t n_excl;
 } walk;
@@ -250,6 +255,30 @@ static const char *root_shown(const walk *w)
     return w->root_real != NULL ? w->root_real : w->root;
 }
 
+/* `real` (a realpath under the root) relative to the root (heap; "" for
+ * the root itself). */
+static char *rel_of_real(const walk *w, const char *real)
+{
+    const char *tail = real + strlen(root_shown(w));
+    while (*tail == '/')
+        tail++;
+    return vr_xstrdup(tail);
+}
+
+/* `rel` (heap, taken) as where it is when the walk reached it through the
+ * link w->alias_from (heap). */
+static char *unalias(const walk *w, char *rel)
+{
+    size_t len = w->alias_from != NULL ? strlen(w->alias_from) : 0;
+    if (len == 0 || strncmp(rel, w->alias_from, len) != 0 || rel[len] != '/')
+        return rel;
+    char *to = w->alias_to[0] != '\0'
+                   ? vr_strfmt("%s%s", w->alias_to, rel + len)
+                   : vr_xstrdup(rel + len + 1);
+    free(rel);
+    return to;
+}
+
 /* ROOT/rel (heap, taken) matched where a file is named: `k` its kind
  * with links followed (kind_of), `link` 1 when it is a symbolic link.
  * A regular file under the root is a source; a directory, fifo, socket
@@ -305,13 +334,18 @@ static void take(walk *w, char *rel, int k, int link)
         vr_esc_done(&e1);
         vr_esc_done(&e2);
         vr_esc_done(&e3);
-        free(real);
         if (to != 1 || k != 1) { /* k 0: a link to a fifo, socket, device */
+            free(real);
             free(rel);
             return;
         }
+        free(rel); /* named as the file it leads to, as the loader does */
+        rel = rel_of_real(w, real);
+        free(real);
+        push(w, rel);
+        return;
     }
-    push(w, rel);
+    push(w, unalias(w, rel));
 }
 
 /* 1 when the entry is, or may be, a symbolic link (lstat settles an
@@ -336,12 +370,20 @@ static void descend(walk *w, size_t pi, const char *sub, int link)
     }
     char *real = NULL;
     int to = link_leads(w, sub, &real);
+    const char *via = w->via, *from = w->alias_from, *to_rel = w->alias_to;
+    char *alias = to == 1 ? rel_of_real(w, real) : NULL;
     free(real);
-    const char *via = w->via;
     if (to == 0)
         w->via = sub;
+    if (alias != NULL) {
+        w->alias_from = sub;
+        w->alias_to = alias;
+    }
     expand(w, pi, sub);
     w->via = via;
+    w->alias_from = from;
+    w->alias_to = to_rel;
+    free(alias);
 }
 
 /* `**` at segment pi over ROOT/rel: zero directories, then each real,

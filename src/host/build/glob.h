@@ -8,7 +8,10 @@
  * A `**` walk does not enter directories whose name starts with '.' nor
  * follow symbolic links to directories (no loops); other segments follow
  * links as glob(3) does. Regular files match (through a link or not);
- * directories, fifos, sockets and devices never do.
+ * directories, fifos, sockets and devices never do. A file is named as
+ * it is under the root, once, however the pattern reached it: a link to a
+ * file is named as that file, a file below a link to a directory under
+ * the root as the file there (the loader's realpath agrees).
  *
  * A pattern names sources under the root, as a FILE operand does: it is
  * relative, or absolute under the root (taken relative to it); it has no

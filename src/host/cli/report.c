@@ -73,7 +73,7 @@ static void vr_report_rows(vr_json *j, const vr_plan *p,
         int ok = sub && r->ran && r->status == 0;
         vr_json_object(j);
         vr_json_key(j, "path");
-        vr_json_string(j, r->input);
+        vr_json_string(j, r->name);
         vr_json_key(j, "profile");
         vr_json_string(j, r->profile);
         vr_json_key(j, "status");

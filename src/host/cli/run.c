@@ -90,7 +90,7 @@ static void print_plan(const vr_build *b, const vr_incr *in, const vr_plan *p)
         char *why = vr_reason_text(&r->v);
         vr_esc ep = {0}, ei = {0};
         fprintf(b->out, "artifact %s %s: %s\n", vr_esc_name(&ep, r->profile),
-                vr_esc_name(&ei, r->input), why);
+                vr_esc_name(&ei, r->name), why);
         vr_esc_done(&ep);
         vr_esc_done(&ei);
         free(why);
@@ -204,7 +204,7 @@ static int report_failures(const vr_build *b, vr_progress *prog,
             continue;
         if (r->res == NULL || r->res->status == VSCHED_ECANCELLED) {
             bad = 1;
-            vr_summary_not_built(sum, r->input);
+            vr_summary_not_built(sum, r->name);
         } else if (r->res->status == VSCHED_EDEPFAIL) {
             bad = 1;
             vr_progress_failure(prog, r->res);
@@ -279,9 +279,12 @@ static void explain(const vr_build *b, const vr_plan *p)
         if (r->req < 0 || !r->ran || r->status != 0 || r->outcome == VR_KEPT)
             continue;
         char *why = vr_reason_text(&r->v);
-        fprintf(b->out, "vsched-run: explain: %s [%s]: %s%s\n", r->input,
-                r->profile, why,
+        vr_esc en = {0}, ep = {0};
+        fprintf(b->out, "vsched-run: explain: %s [%s]: %s%s\n",
+                vr_esc_name(&en, r->name), vr_esc_name(&ep, r->profile), why,
                 r->outcome == VR_RESTORED ? "; restored from cache" : "");
+        vr_esc_done(&en);
+        vr_esc_done(&ep);
         free(why);
     }
     for (size_t k = 0; k < p->n_links; k++) {
