@@ -207,4 +207,22 @@ check "killed: -n plans only slow.c (what was recorded is read from the WAL)" sh
 check "killed: and leaves no copy of the database behind" \
     test -z "$(ls -A "$L/tmp")"
 if [ -n "$saved_tmpdir" ]; then TMPDIR=$saved_tmpdir; else unset TMPDIR; fi
+# A state directory whose name holds ESC: every message naming it (the
+# corrupt database moved aside, a journal refused, --clean's summary)
+# prints it escaped, never the raw byte.
+E=$(printf '\033')
+cc_ini "$S/e.ini"
+sed -i "s|^state_dir = .*|state_dir = st${E}[2Jate|; s|^out_dir = .*|out_dir = eout|" "$S/e.ini"
+vsched_run --config "$S/e.ini" >"$L/esc1" 2>&1 || fail "the build with an ESC in state_dir"
+printf 'not a database at all, only text long enough to be read\n' >"$S/st${E}[2Jate/state.db"
+vsched_run --config "$S/e.ini" >"$L/esc2" 2>&1
+rm -f "$S/st${E}[2Jate/published"
+mkfifo "$S/st${E}[2Jate/published"
+vsched_run --config "$S/e.ini" -n >"$L/esc3" 2>&1
+rm -f "$S/st${E}[2Jate/published"
+vsched_run --config "$S/e.ini" --clean >"$L/esc4" 2>&1
+for k in 2 3 4; do
+    check "ESC in state_dir, message $k: named escaped, no raw ESC" sh -c \
+        "grep -q 'st\\\\e\\[2Jate' '$L/esc$k' && ! grep -q '$E' '$L/esc$k'"
+done
 finish

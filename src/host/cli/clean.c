@@ -8,6 +8,7 @@
 #include <vsched/plugin.h>
 
 #include "cli/clean.h"
+#include "common/escape.h"
 #include "common/util.h"
 #include "state/cache.h"
 #include "state/journal.h"
@@ -67,16 +68,20 @@ int vr_clean_run(const vr_build *b)
         char *dir = cache_dir != NULL ? vr_xstrdup(cache_dir)
                                       : vr_path_join(state_dir, "cache");
         int rc = vr_cache_remove_dir(dir, &msg);
-        if (rc == VSCHED_OK && b->cli->verbosity >= 0)
-            fprintf(b->out, "vsched-run: removed the cache %s\n", dir);
+        if (rc == VSCHED_OK && b->cli->verbosity >= 0) {
+            fputs("vsched-run: removed the cache ", b->out);
+            vr_put_name(b->out, dir);
+            fputc('\n', b->out);
+        }
         free(dir);
         if (rc != VSCHED_OK)
             goto out;
     }
     if (b->cli->verbosity >= 0)
-        fprintf(b->out,
-                "vsched-run: removed %zu output%s and the state in %s\n",
-                removed, removed == 1 ? "" : "s", state_dir);
+        fprintf(b->out, "vsched-run: removed %zu output%s and the state in ",
+                removed, removed == 1 ? "" : "s");
+    vr_put_name(b->out, state_dir);
+    fputc('\n', b->out);
     status = VR_EXIT_OK;
 out:
     if (msg != NULL)

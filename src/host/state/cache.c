@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 #include <vsched/plugin.h>
 
+#include "common/escape.h"
 #include "common/util.h"
 #include "state/cache.h"
 #include "state/lock.h"
@@ -517,8 +518,11 @@ int vr_cache_remove_dir(const char *dir, char **msg)
     if (access(dir, F_OK) != 0)
         return VSCHED_OK;
     if (nftw(dir, vr_rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0) {
-        *msg =
-            vr_strfmt("cannot remove the cache %s: %s", dir, strerror(errno));
+        int err = errno;
+        vr_esc e = {0};
+        *msg = vr_strfmt("cannot remove the cache %s: %s",
+                         vr_esc_name(&e, dir), strerror(err));
+        vr_esc_done(&e);
         return VSCHED_EIO;
     }
     return VSCHED_OK;

@@ -54,12 +54,16 @@ static int vr_journal_fd(const char *path, int flags)
  * with `err` (heap). */
 static char *vr_journal_problem(const char *path, int err)
 {
-    return err == ENOTSUP
-               ? vr_strfmt("%s is not a regular file of its own: it is "
-                           "where vsched-run keeps its journal of "
-                           "outputs; remove it",
-                           path)
-               : vr_strfmt("cannot open %s: %s", path, strerror(err));
+    vr_esc e = {0};
+    const char *shown = vr_esc_name(&e, path);
+    char *m = err == ENOTSUP
+                  ? vr_strfmt("%s is not a regular file of its own: it is "
+                              "where vsched-run keeps its journal of "
+                              "outputs; remove it",
+                              shown)
+                  : vr_strfmt("cannot open %s: %s", shown, strerror(err));
+    vr_esc_done(&e);
+    return m;
 }
 
 /* "vsched-run: kept PATH: WHY" on err. */
@@ -136,7 +140,11 @@ int vr_journal_remove(const char *state_dir, char **msg)
     char *path = vr_path_join(state_dir, VR_JOURNAL_FILE);
     int rc = VSCHED_OK;
     if (unlink(path) != 0 && errno != ENOENT) {
-        *msg = vr_strfmt("cannot remove %s: %s", path, strerror(errno));
+        int err = errno;
+        vr_esc e = {0};
+        *msg = vr_strfmt("cannot remove %s: %s", vr_esc_name(&e, path),
+                         strerror(err));
+        vr_esc_done(&e);
         rc = VSCHED_EIO;
     }
     free(path);
@@ -402,9 +410,12 @@ size_t vr_journal_settle(const char *state_dir, const char *out_dir,
     /* Emptied only when it is the journal; one that cannot be opened is
      * left as it is (vr_journal_open says what is wrong with it). */
     int fd = vr_journal_fd(file, O_WRONLY);
-    if (fd >= 0 && ftruncate(fd, 0) != 0)
-        fprintf(err, "vsched-run: cannot empty %s: %s\n", file,
-                strerror(errno));
+    if (fd >= 0 && ftruncate(fd, 0) != 0) {
+        int e = errno;
+        fputs("vsched-run: cannot empty ", err);
+        vr_put_name(err, file);
+        fprintf(err, ": %s\n", strerror(e));
+    }
     if (fd >= 0)
         close(fd);
     free(file);

@@ -10,6 +10,7 @@
 
 #include <vsched/plugin.h>
 
+#include "common/escape.h"
 #include "common/util.h"
 #include "state/lock.h"
 
@@ -27,8 +28,11 @@ int vr_mkdirs(const char *dir, char **msg)
         char c = *s;
         *s = '\0';
         if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-            *msg = vr_strfmt("cannot create directory %s: %s", p,
-                             strerror(errno));
+            int err = errno;
+            vr_esc e = {0};
+            *msg = vr_strfmt("cannot create directory %s: %s",
+                             vr_esc_name(&e, p), strerror(err));
+            vr_esc_done(&e);
             free(p);
             return VSCHED_EIO;
         }
@@ -38,8 +42,12 @@ int vr_mkdirs(const char *dir, char **msg)
     }
     struct stat st;
     int ok = stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-    if (!ok)
-        *msg = vr_strfmt("cannot create directory %s: not a directory", p);
+    if (!ok) {
+        vr_esc e = {0};
+        *msg = vr_strfmt("cannot create directory %s: not a directory",
+                         vr_esc_name(&e, p));
+        vr_esc_done(&e);
+    }
     free(p);
     return ok ? VSCHED_OK : VSCHED_EIO;
 }
@@ -81,23 +89,27 @@ int vr_lock_take(vr_lock **out, const char *dir, int wait, FILE *err,
     if (rc != VSCHED_OK)
         return rc;
     char *path = vr_path_join(dir, "lock");
+    /* names as messages print them */
+    char *shown = vr_escape_name(path), *dir_shown = vr_escape_name(dir);
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
     if (fd < 0) {
-        *msg = vr_strfmt("cannot open %s: %s", path, strerror(errno));
+        *msg = vr_strfmt("cannot open %s: %s", shown, strerror(errno));
         free(path);
+        free(shown);
+        free(dir_shown);
         return VSCHED_EIO;
     }
     struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
     if (fcntl(fd, F_SETLK, &fl) != 0) {
         if (errno != EACCES && errno != EAGAIN) {
-            *msg = vr_strfmt("cannot lock %s: %s", path, strerror(errno));
+            *msg = vr_strfmt("cannot lock %s: %s", shown, strerror(errno));
             rc = VSCHED_EIO;
         } else if (!wait) {
             long pid = vr_lock_holder(fd);
             *msg = vr_strfmt("%s is in use by another vsched-run (pid %ld) "
                              "and --no-wait was given: let that run finish "
                              "or run again without --no-wait",
-                             dir, pid);
+                             dir_shown, pid);
             rc = VSCHED_EERR;
         } else {
             if (err != NULL) {
@@ -105,13 +117,13 @@ int vr_lock_take(vr_lock **out, const char *dir, int wait, FILE *err,
                 fprintf(err,
                         "vsched-run: waiting for %s: another vsched-run "
                         "(pid %ld) is using it\n",
-                        dir, pid);
+                        dir_shown, pid);
                 fflush(err);
             }
             while (fcntl(fd, F_SETLKW, &fl) != 0) {
                 if (errno != EINTR) {
-                    *msg =
-                        vr_strfmt("cannot lock %s: %s", path, strerror(errno));
+                    *msg = vr_strfmt("cannot lock %s: %s", shown,
+                                     strerror(errno));
                     rc = VSCHED_EIO;
                     break;
                 }
@@ -119,6 +131,8 @@ int vr_lock_take(vr_lock **out, const char *dir, int wait, FILE *err,
         }
     }
     free(path);
+    free(shown);
+    free(dir_shown);
     if (rc != VSCHED_OK) {
         close(fd);
         return rc;

@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 #include <vsched/plugin.h>
 
+#include "common/escape.h"
 #include "common/util.h"
 #include "state/lock.h"
 #include "state/state_int.h"
@@ -70,7 +71,7 @@ int vr__state_fail(vr_state *st, const char *what)
                 "vsched-run: %s: %s failed: %s; this run's records are not "
                 "kept (outputs are fine; the next run rebuilds what it "
                 "cannot prove current)\n",
-                st->path, what, sqlite3_errmsg(st->db));
+                st->shown, what, sqlite3_errmsg(st->db));
     st->broken = 1;
     return VSCHED_EIO;
 }
@@ -120,10 +121,13 @@ static int vr_db_files_check(const char *path, char **msg)
         char *f = vr_strfmt("%s%s", path, vr_db_suffix[i]);
         struct stat sb;
         int bad = stat(f, &sb) == 0 && !S_ISREG(sb.st_mode);
-        if (bad)
+        if (bad) {
+            vr_esc e = {0};
             *msg = vr_strfmt("%s is not a regular file: it is where "
                              "vsched-run keeps its state; remove it",
-                             f);
+                             vr_esc_name(&e, f));
+            vr_esc_done(&e);
+        }
         free(f);
         if (bad)
             return VSCHED_EIO;
@@ -243,10 +247,11 @@ static int vr_state_try(vr_state *st, vr_snapshot *snap, char **why)
         return vr_is_corruption(rc) ? VR_OPEN_BAD : VR_OPEN_FAILED;
     }
     if (app == VR_STATE_APP_ID && ver > VR_STATE_VERSION) {
-        *why = vr_strfmt("%s has state schema version %lld, newer than this "
-                         "vsched-run's %d: use a newer vsched-run, or remove "
-                         "%s (and rebuild from scratch)",
-                         st->path, (long long)ver, VR_STATE_VERSION, st->path);
+        *why =
+            vr_strfmt("%s has state schema version %lld, newer than this "
+                      "vsched-run's %d: use a newer vsched-run, or remove "
+                      "%s (and rebuild from scratch)",
+                      st->shown, (long long)ver, VR_STATE_VERSION, st->shown);
         return VR_OPEN_NEWER;
     }
     if (tables == 0 && app == 0 && ver == 0) {
@@ -329,6 +334,7 @@ int vr_state_open(vr_state **out, const char *dir, unsigned flags,
     memset(snap, 0, sizeof *snap);
     vr_state *st = vr_xcalloc(1, sizeof *st);
     st->path = vr_path_join(dir, "state.db");
+    st->shown = vr_escape_name(st->path);
     st->err = err;
     st->flags = flags;
     int ro = (flags & VR_STATE_READONLY) != 0;
@@ -349,7 +355,7 @@ int vr_state_open(vr_state **out, const char *dir, unsigned flags,
             fprintf(err,
                     "vsched-run: %s cannot be used (%s); planning as "
                     "if nothing had been built\n",
-                    st->path, why);
+                    st->shown, why);
             free(why);
             *out = st;
             return VSCHED_OK;
@@ -357,14 +363,14 @@ int vr_state_open(vr_state **out, const char *dir, unsigned flags,
         if (vr_move_aside(st->path) != 0) {
             *msg = vr_strfmt("%s cannot be used (%s) and cannot be moved "
                              "aside (%s): remove it by hand",
-                             st->path, why, strerror(errno));
+                             st->shown, why, strerror(errno));
             free(why);
             goto fail;
         }
         fprintf(err,
                 "vsched-run: %s cannot be used (%s); moved it to "
                 "%s.corrupt and building from scratch\n",
-                st->path, why, st->path);
+                st->shown, why, st->shown);
         free(why);
         why = NULL;
         r = vr_state_try(st, snap, &why);
@@ -377,7 +383,7 @@ int vr_state_open(vr_state **out, const char *dir, unsigned flags,
     if (r == VR_OPEN_NEWER) {
         *msg = why;
     } else {
-        *msg = vr_strfmt("cannot open %s: %s", st->path,
+        *msg = vr_strfmt("cannot open %s: %s", st->shown,
                          why != NULL ? why : "error");
         free(why);
     }
@@ -385,6 +391,7 @@ fail:
     vr_state_finalize(st);
     vr_copy_remove(st);
     free(st->path);
+    free(st->shown);
     free(st);
     return r == VR_OPEN_NEWER ? VSCHED_ECONFIG : VSCHED_EIO;
 }
@@ -402,9 +409,10 @@ void vr_state_close(vr_state *st)
         fprintf(st->err,
                 "vsched-run: moved %s to %s.corrupt; the next run "
                 "builds from scratch\n",
-                st->path, st->path);
+                st->shown, st->shown);
     vr_copy_remove(st);
     free(st->path);
+    free(st->shown);
     free(st);
 }
 
@@ -457,7 +465,11 @@ int vr_state_remove(const char *dir, char **msg)
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         char *p = vr_path_join(dir, names[i]);
         if (unlink(p) != 0 && errno != ENOENT) {
-            *msg = vr_strfmt("cannot remove %s: %s", p, strerror(errno));
+            int err = errno;
+            vr_esc e = {0};
+            *msg = vr_strfmt("cannot remove %s: %s", vr_esc_name(&e, p),
+                             strerror(err));
+            vr_esc_done(&e);
             free(p);
             return VSCHED_EIO;
         }

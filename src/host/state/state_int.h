@@ -31,6 +31,7 @@ enum {
 struct vr_state {
     sqlite3 *db; /* NULL: read-only run without a database */
     char *path;  /* STATE_DIR/state.db */
+    char *shown; /* path as messages print it (escape.h) */
     /* READONLY with a -wal beside path: the private directory holding the
      * copy of the database and its WAL that is read instead (removed at
      * close), else NULL. */
