@@ -205,6 +205,17 @@ static void per_file_objects_keep_their_budgeted_sizes(void)
 {
     /* doc/architecture.md, "Memory per file": raise these only with it. */
     CU_ASSERT(sizeof(vsched__node) <= 152);
+    /* A node is allocated with its own kind's member only: the three
+     * stage nodes of a file cost 120 + 152 + 136, not 3 x 152. */
+    CU_ASSERT(vsched__node_size(VSCHED__K_SOURCE) <= 120);
+    CU_ASSERT(vsched__node_size(VSCHED__K_ANALYSIS) <= 152);
+    CU_ASSERT(vsched__node_size(VSCHED__K_ARTIFACT) <= 136);
+    CU_ASSERT(vsched__node_size(VSCHED__K_JOB) <= 128);
+    for (int k = VSCHED__K_SOURCE; k <= VSCHED__K_JOB; k++) {
+        size_t sz = vsched__node_size((vsched__node_kind)k);
+        CU_ASSERT(sz % _Alignof(vsched__node) == 0);
+        CU_ASSERT(sz <= sizeof(vsched__node));
+    }
     CU_ASSERT(sizeof(struct vsched_handle) <= 280);
     CU_ASSERT(sizeof(vsched__file) <= 192);  /* name: a pointer */
     CU_ASSERT(sizeof(vsched_result) == 168); /* public: never shrinks */
@@ -358,6 +369,106 @@ static void the_id_index_finds_exactly_the_allocated_nodes(void)
     }
     CU_ASSERT_EQUAL(s->graph.ids_n, 0);
     CU_ASSERT_EQUAL(s->graph.live + s->graph.retired, 0);
+    vsched__graph_fini(&s->graph);
+    free(s);
+}
+
+/* Nodes of the four kinds come from slabs of their own size
+ * (vsched__node_size). Churned in a scrambled mix of kinds, no two live
+ * nodes share a byte, a recycled node starts zeroed over its whole size,
+ * and filling every byte of each node's own member clobbers no other
+ * node (under AddressSanitizer each node is its own allocation, so a
+ * member written past a smaller node's end is reported there too). */
+enum {
+    KIND_NODES = 3000
+};
+
+static int ranges_overlap(vsched__node *const *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *a = (const char *)v[i];
+        size_t sa = vsched__node_size((vsched__node_kind)v[i]->kind);
+        for (size_t j = i + 1; j < n; j++) {
+            const char *b = (const char *)v[j];
+            size_t sb = vsched__node_size((vsched__node_kind)v[j]->kind);
+            if (a < b + sb && b < a + sa)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+static void fill_member(vsched__node *n)
+{
+    /* Every byte of the kind's own member, as a kind's code may write. */
+    size_t off = offsetof(vsched__node, k);
+    memset((char *)n + off, 0xA5,
+           vsched__node_size((vsched__node_kind)n->kind) - off);
+}
+
+static void clear_member(vsched__node *n)
+{
+    size_t off = offsetof(vsched__node, k);
+    memset((char *)n + off, 0,
+           vsched__node_size((vsched__node_kind)n->kind) - off);
+}
+
+static int zeroed_member(const vsched__node *n)
+{
+    size_t off = offsetof(vsched__node, k);
+    size_t end = vsched__node_size((vsched__node_kind)n->kind);
+    for (size_t b = off; b < end; b++)
+        if (((const unsigned char *)n)[b] != 0)
+            return 0;
+    return 1;
+}
+
+static void nodes_of_each_kind_keep_to_their_own_bytes(void)
+{
+    vsched *s = calloc(1, sizeof *s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    vsched__graph_init(&s->graph);
+    static vsched__node *v[KIND_NODES];
+    static uint64_t ids[KIND_NODES];
+    for (size_t i = 0; i < KIND_NODES; i++) {
+        v[i] = vsched__node_new(&s->graph, (vsched__node_kind)(i * 7 % 4), 0);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(v[i]);
+        CU_ASSERT(zeroed_member(v[i]));
+        ids[i] = v[i]->id;
+        fill_member(v[i]);
+    }
+    CU_ASSERT_FALSE(ranges_overlap(v, KIND_NODES));
+    for (int round = 0; round < 3; round++) {
+        /* Retire half, scrambled; reallocate them as other kinds. */
+        for (size_t k = 0, i = round; k < KIND_NODES;
+             k++, i = (i + 1237) % KIND_NODES)
+            if ((i + round) % 2 == 0) {
+                clear_member(v[i]); /* no stale pointers for node_free */
+                vsched__node_retire(s, v[i]);
+                v[i] = NULL;
+            }
+        for (size_t i = 0; i < KIND_NODES; i++)
+            if (v[i] == NULL) {
+                v[i] = vsched__node_new(
+                    &s->graph, (vsched__node_kind)((i + round + 1) % 4), 0);
+                CU_ASSERT_PTR_NOT_NULL_FATAL(v[i]);
+                CU_ASSERT(zeroed_member(v[i]));
+                CU_ASSERT_EQUAL(v[i]->state, VSCHED__PENDING);
+                ids[i] = v[i]->id;
+                fill_member(v[i]);
+            }
+        CU_ASSERT_FALSE(ranges_overlap(v, KIND_NODES));
+        size_t bad = 0;
+        for (size_t i = 0; i < KIND_NODES; i++)
+            bad += vsched__graph_find(&s->graph, ids[i]) != v[i] ||
+                   v[i]->id != ids[i] || v[i]->refs != 1;
+        CU_ASSERT_EQUAL(bad, 0);
+    }
+    for (size_t i = 0; i < KIND_NODES; i++) {
+        clear_member(v[i]);
+        vsched__node_retire(s, v[i]);
+    }
+    CU_ASSERT_EQUAL(s->graph.ids_n, 0);
     vsched__graph_fini(&s->graph);
     free(s);
 }
@@ -641,6 +752,8 @@ static const vr_cu_test tests[] = {
      file_objects_are_recycled_and_share_the_directory_name},
     {"per_file_objects_keep_their_budgeted_sizes",
      per_file_objects_keep_their_budgeted_sizes},
+    {"nodes_of_each_kind_keep_to_their_own_bytes",
+     nodes_of_each_kind_keep_to_their_own_bytes},
     {"a_run_allocates_a_bounded_flat_count_per_file_and_frees_it",
      a_run_allocates_a_bounded_flat_count_per_file_and_frees_it},
     {"arena_memory_is_aligned_zeroed_and_disjoint",

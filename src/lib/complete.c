@@ -46,9 +46,9 @@ static void regate(vsched *s, vsched__node *n, vsched__pass *p)
 {
     vsched__unready(s, n);
     n->state = VSCHED__PENDING;
-    if (n->unit != NULL) {
+    if (vsched__node_unit(n) != NULL) {
         /* A unit's inputs changed under it: built anew (unit.h). */
-        vsched__unit_dissolve(s, n->unit);
+        vsched__unit_dissolve(s, vsched__node_unit(n));
         return;
     }
     if (n->kind == VSCHED__K_ANALYSIS) {
@@ -70,7 +70,7 @@ int vsched__inputs_current(vsched *s, vsched__node *n, const vsched__task *t,
     if (n->kind == VSCHED__K_ANALYSIS && f->facts != NULL) {
         /* A member runs in its unit's release, and reads the other
          * members as they are: not DONE, but the same nodes. */
-        const vsched__unit *u = n->unit;
+        const vsched__unit *u = vsched__node_unit(n);
         if (u != NULL)
             ok = u->state == VSCHED__UNIT_RUN &&
                  (t == NULL || t->unit_seq == u->seq);
@@ -82,7 +82,8 @@ int vsched__inputs_current(vsched *s, vsched__node *n, const vsched__task *t,
             int same = t == NULL || (i < t->n_blockers && a != NULL &&
                                      a->id == t->consumed[i]);
             ok = a != NULL && same &&
-                 (a->state == VSCHED__DONE || (u != NULL && a->unit == u));
+                 (a->state == VSCHED__DONE ||
+                  (u != NULL && vsched__node_unit(a) == u));
         }
     } else if (n->kind == VSCHED__K_ARTIFACT) {
         vsched__node *a = f->analysis;
@@ -195,10 +196,10 @@ static int complete_one(vsched *s, vsched__task *t, vsched__pass *p)
         return 0;
     }
     vsched__file *f = n->file;
-    if (n->kind == VSCHED__K_ANALYSIS && n->unit != NULL) {
+    if (n->kind == VSCHED__K_ANALYSIS && vsched__node_unit(n) != NULL) {
         /* DONE with the rest of its unit. */
         f->analysis_hash = t->out_hash;
-        f->unit_hash = n->unit->hash;
+        f->unit_hash = vsched__node_unit(n)->hash;
         take_diags(n, t);
         vsched__unit_hold(s, n, p);
         vsched__task_retire(s, t, p);

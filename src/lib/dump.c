@@ -26,14 +26,15 @@ static void dump_one(vsched__node *n, void *arg)
             n->xdeps, (long long)vsched__node_ord(n),
             n->waiters != NULL ? "yes" : "no", n->doomed ? " doomed" : "",
             n->task != NULL ? " task" : "");
-    if (n->unit != NULL) {
-        const vsched__unit *u = n->unit;
+    if (vsched__node_unit(n) != NULL) {
+        const vsched__unit *u = vsched__node_unit(n);
         fprintf(
             out, " unit=%p[state=%d live=%u free=%u held=%u doomed=%u]%s%s",
             (const void *)u, u->state, u->live, u->free, u->held, u->doomed,
             n->unit_free ? " free" : "", n->unit_held ? " held" : "");
     }
-    for (uint32_t i = 0; i < n->k.an.ups.n; i++)
+    for (uint32_t i = 0; n->kind == VSCHED__K_ANALYSIS && i < n->k.an.ups.n;
+         i++)
         if (!vsched__node_terminal(n->k.an.ups.v[i]))
             fprintf(out, " up=#%llu",
                     (unsigned long long)n->k.an.ups.v[i]->id);
@@ -68,7 +69,8 @@ typedef struct order_check {
 
 static int64_t vertex_ord(const vsched__node *n)
 {
-    return n->unit != NULL ? n->unit->ord : vsched__node_ord(n);
+    return vsched__node_unit(n) != NULL ? vsched__node_unit(n)->ord
+                                        : vsched__node_ord(n);
 }
 
 static void check_edges(vsched__node *n, void *arg)
@@ -81,7 +83,8 @@ static void check_edges(vsched__node *n, void *arg)
         if (d->kind != VSCHED__K_ANALYSIS || vsched__node_terminal(d) ||
             d->doomed)
             continue;
-        int inside = n->unit != NULL && d->unit == n->unit;
+        int inside = vsched__node_unit(n) != NULL &&
+                     vsched__node_unit(d) == vsched__node_unit(n);
         if (!inside && vertex_ord(n) < vertex_ord(d))
             continue;
         if (c->bad++ < 8)

@@ -223,25 +223,48 @@ void vsched__graph_each(const vsched__graph *g,
 /* Process-wide, so an id is never reused, not even across schedulers. */
 static atomic_uint_fast64_t next_node_id = 1;
 
-/* Node memory comes in slabs of SLAB nodes, threaded onto the free list;
- * a slab's first word links the slabs for teardown. */
+/* Node memory comes in slabs of SLAB nodes of one kind, each of its kind's
+ * size (vsched__node_size), threaded onto that kind's free list; a slab's
+ * first word links the slabs for teardown. Under AddressSanitizer a slab
+ * holds one node, so that a read of another kind's member (past the end of
+ * a smaller node) is reported, not hidden in the next node. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SLAB 1
+#else
 #define SLAB 128
+#endif
 
 typedef struct slab {
     struct slab *next;
-    vsched__node nodes[SLAB];
+    max_align_t nodes[]; /* SLAB nodes of one kind */
 } slab;
 
-static int slab_grow(vsched__graph *g)
+size_t vsched__node_size(vsched__node_kind kind)
 {
-    slab *sl = malloc(sizeof *sl);
+    switch (kind) {
+    case VSCHED__K_SOURCE: return offsetof(vsched__node, k);
+    case VSCHED__K_ANALYSIS:
+        return offsetof(vsched__node, k) + sizeof(((vsched__node *)0)->k.an);
+    case VSCHED__K_ARTIFACT:
+        return offsetof(vsched__node, k) + sizeof(((vsched__node *)0)->k.art);
+    case VSCHED__K_JOB: break;
+    }
+    return offsetof(vsched__node, k) + sizeof(((vsched__node *)0)->k.job);
+}
+
+static int slab_grow(vsched__graph *g, vsched__node_kind kind)
+{
+    size_t size = vsched__node_size(kind);
+    slab *sl = malloc(sizeof *sl + SLAB * size);
     if (sl == NULL)
         return VSCHED_ENOMEM;
     sl->next = g->slabs;
     g->slabs = sl;
+    char *base = (char *)sl->nodes;
     for (size_t i = SLAB; i-- > 0;) {
-        sl->nodes[i].file = (struct vsched__file *)g->free_list;
-        g->free_list = &sl->nodes[i];
+        vsched__node *n = (vsched__node *)(void *)(base + i * size);
+        n->file = (struct vsched__file *)g->free_list[kind];
+        g->free_list[kind] = n;
     }
     return VSCHED_OK;
 }
@@ -251,11 +274,11 @@ vsched__node *vsched__node_new(vsched__graph *g, vsched__node_kind kind,
 {
     if ((g->ids_n + 1) * 4 > g->ids_cap * 3 && ids_grow(g) != VSCHED_OK)
         return NULL;
-    if (g->free_list == NULL && slab_grow(g) != VSCHED_OK)
+    if (g->free_list[kind] == NULL && slab_grow(g, kind) != VSCHED_OK)
         return NULL;
-    vsched__node *n = g->free_list;
-    g->free_list = (vsched__node *)n->file; /* the free link */
-    memset(n, 0, sizeof *n);
+    vsched__node *n = g->free_list[kind];
+    g->free_list[kind] = (vsched__node *)n->file; /* the free link */
+    memset(n, 0, vsched__node_size(kind));
     n->id = (uint64_t)atomic_fetch_add(&next_node_id, 1);
     n->kind = (uint8_t)kind;
     n->state = VSCHED__PENDING;
@@ -284,8 +307,8 @@ static void node_free(vsched *s, vsched__node *n)
         vsched__job_free(s, n);
     if (n->file != NULL)
         vsched__file_unref(s, n->file);
-    n->file = (struct vsched__file *)g->free_list;
-    g->free_list = n;
+    n->file = (struct vsched__file *)g->free_list[n->kind];
+    g->free_list[n->kind] = n;
 }
 
 void vsched__node_unref(vsched *s, vsched__node *n)
@@ -351,7 +374,7 @@ int vsched__edge_add(vsched__graph *g, vsched__node *up, vsched__node *down)
         return VSCHED_ENOMEM;
     g->edges_cap += up->down.cap - cap;
     vsched__node_ref(down);
-    if (down->unit != NULL)
+    if (vsched__node_unit(down) != NULL)
         vsched__unit_busy(down);
     down->deps_remaining++;
     down->xdeps++;
@@ -430,7 +453,7 @@ void vsched__make_ready_if_free(vsched *s, vsched__node *n)
 {
     if (n->state != VSCHED__PENDING || n->deps_remaining != 0 || n->doomed)
         return;
-    if (n->unit != NULL)
+    if (vsched__node_unit(n) != NULL)
         vsched__unit_note_free(s, n); /* the unit is released whole */
     else if (vsched__stage_admit(s, n))
         vsched__push_ready(s, n); /* else it waits for a resource */

@@ -91,8 +91,38 @@ typedef struct vsched__node {
     uint64_t id;
     struct vsched__file *file; /* file stages: a reference; NULL for jobs */
     uint64_t generation;       /* file stages: the file's, at creation */
+    vsched__nodevec down;      /* explicit downstream (references) */
+    struct vsched_handle *waiters; /* handles waiting for its end (a list) */
+    struct vsched__task *task;     /* its task while out (prepared/running) */
+    struct vsched__outcome *why;   /* message, failed_dep, diags; or NULL */
+    uint64_t started_ns, finished_ns;
+
+    int32_t priority;        /* effective: max over what demands it */
+    uint32_t weight_us;      /* critical-path key: longest expected
+                                      duration downstream, microseconds */
+    uint32_t deps_remaining; /* upstream nodes not yet DONE */
+    uint32_t xdeps;          /* of which explicit edges */
+    uint32_t refs;
+    uint32_t ready_seq; /* validates ready-queue entries */
+    uint32_t mark;      /* traversal stamp */
+    atomic_int cancel;  /* read by its running task */
+    int32_t status;     /* 0 or negative vsched_status */
+    uint8_t kind, state;
+    uint8_t phase : 2;        /* Source: 0 load, 1 parse */
+    uint8_t fail_stage : 2;   /* vsched_stage where a failure arose */
+    uint8_t in_structure : 1; /* holds the graph's own reference */
+    uint8_t admitted : 1;     /* was READY once (after-admission gates) */
+    uint8_t executed : 1;     /* its executor call ran (stage_runs) */
+    uint8_t admit_edges : 1;  /* AFTER_ADMISSION edges wait on it */
+    uint8_t unit_free : 1;    /* counted in unit->free */
+    uint8_t unit_held : 1;    /* finished, counted in unit->held */
+    uint8_t doomed : 1;       /* queued for replacement (unit.h) */
+    uint8_t res_wait : 1;     /* in a resource's waiting queue */
+
     /* What only one kind has, by kind (read through the accessors below,
-     * which answer NULL or empty for the other kinds). */
+     * which answer NULL or empty for the other kinds). Last, so that a node
+     * is allocated with only its own kind's member (vsched__node_size): a
+     * Source has none. Never read k of a node of another kind. */
     union {
         struct vsched__job *job; /* K_JOB: gates, resources (dag.h) */
         struct {                 /* K_ARTIFACT */
@@ -106,37 +136,10 @@ typedef struct vsched__node {
                                     stale), until it ends */
             int64_t ord; /* topological order (an upstream's is smaller),
                             upstream.c */
+            struct vsched__unit *unit; /* its blocker cycle (unit.h), or
+                                          NULL */
         } an;
     } k;
-
-    vsched__nodevec down;          /* explicit downstream (references) */
-    struct vsched_handle *waiters; /* handles waiting for its end (a list) */
-    struct vsched__task *task;     /* its task while out (prepared/running) */
-    struct vsched__outcome *why;   /* message, failed_dep, diags; or NULL */
-    uint64_t started_ns, finished_ns;
-
-    int32_t priority;        /* effective: max over what demands it */
-    uint32_t weight_us;      /* critical-path key: longest expected
-                                      duration downstream, microseconds */
-    uint32_t deps_remaining; /* upstream nodes not yet DONE */
-    uint32_t xdeps;          /* of which explicit edges */
-    uint32_t refs;
-    uint32_t ready_seq;        /* validates ready-queue entries */
-    uint32_t mark;             /* traversal stamp */
-    atomic_int cancel;         /* read by its running task */
-    struct vsched__unit *unit; /* Analysis: its blocker cycle (unit.h) */
-    int32_t status;            /* 0 or negative vsched_status */
-    uint8_t kind, state;
-    uint8_t phase : 2;        /* Source: 0 load, 1 parse */
-    uint8_t fail_stage : 2;   /* vsched_stage where a failure arose */
-    uint8_t in_structure : 1; /* holds the graph's own reference */
-    uint8_t admitted : 1;     /* was READY once (after-admission gates) */
-    uint8_t executed : 1;     /* its executor call ran (stage_runs) */
-    uint8_t admit_edges : 1;  /* AFTER_ADMISSION edges wait on it */
-    uint8_t unit_free : 1;    /* counted in unit->free */
-    uint8_t unit_held : 1;    /* finished, counted in unit->held */
-    uint8_t doomed : 1;       /* queued for replacement (unit.h) */
-    uint8_t res_wait : 1;     /* in a resource's waiting queue */
 } vsched__node;
 
 /* The kind's own fields, or NULL (0, empty) for a node of another kind. */
@@ -152,6 +155,10 @@ static inline struct vsched__needset *vsched__node_reserved(
     const vsched__node *n)
 {
     return n->kind == VSCHED__K_ARTIFACT ? n->k.art.reserved : NULL;
+}
+static inline struct vsched__unit *vsched__node_unit(const vsched__node *n)
+{
+    return n->kind == VSCHED__K_ANALYSIS ? n->k.an.unit : NULL;
 }
 static inline int64_t vsched__node_ord(const vsched__node *n)
 {
@@ -171,7 +178,7 @@ typedef struct vsched__graph {
      * that never come: at most 64 bytes of slots per request, against the
      * 312 its handle costs. */
     size_t ids_bulk;
-    vsched__node *free_list;    /* recycled node memory */
+    vsched__node *free_list[4]; /* recycled node memory, by kind */
     void *slabs;                /* node memory, in slabs (a list) */
     size_t live;                /* nodes in the structure */
     size_t retired;             /* allocated, out of the structure */
@@ -195,6 +202,10 @@ uint64_t vsched__now_ns(void);
 void vsched__graph_init(vsched__graph *g);
 /* Free every node still allocated (teardown, after every task is back). */
 void vsched__graph_fini(vsched__graph *g);
+
+/* The bytes a node of `kind` is allocated with: the shared fields and its
+ * kind's member of k. */
+size_t vsched__node_size(vsched__node_kind kind);
 
 /* A PENDING node with one reference (the structure's). NULL on
  * exhaustion. */

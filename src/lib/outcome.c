@@ -186,7 +186,7 @@ static vsched__unit *finish(vsched *s, vsched__node *n,
     if (s->node_waiters > 0)
         p->wake_dag = 1;
     vsched__pass_event(s, p, n);
-    return n->unit != NULL ? vsched__unit_leave(s, n) : NULL;
+    return vsched__node_unit(n) != NULL ? vsched__unit_leave(s, n) : NULL;
 }
 
 void vsched__node_drop(vsched *s, vsched__node *n)
@@ -201,7 +201,7 @@ void vsched__node_drop(vsched *s, vsched__node *n)
     n->xdeps = 0;
     vsched__ups_clear(s, n);
     atomic_store_explicit(&n->cancel, 1, memory_order_release);
-    if (n->unit != NULL) {
+    if (vsched__node_unit(n) != NULL) {
         /* The replacement joins again when the cycle is found again. */
         vsched__unit *u = vsched__unit_leave(s, n);
         if (u != NULL)
@@ -402,7 +402,7 @@ static void fail_one(vsched *s, failure *f, worklist *w, vsched__pass *p)
         /* A failure: every member depends on every other. */
         u->state = VSCHED__UNIT_OVER;
         for (uint32_t i = 0; i < u->members.n; i++)
-            if (u->members.v[i]->unit == u)
+            if (vsched__node_unit(u->members.v[i]) == u)
                 push_inherited(s, n, u->members.v[i], w);
     }
     vsched__unit_unhold(s, u);
@@ -458,7 +458,7 @@ int vsched__wait_on(vsched *s, vsched__node *up, vsched__node *n,
         if (up->kind == VSCHED__K_ANALYSIS && n->kind == VSCHED__K_ANALYSIS)
             vsched__ups_add(s, up, n);
     } else {
-        if (n->unit != NULL)
+        if (vsched__node_unit(n) != NULL)
             vsched__unit_busy(n);
         n->deps_remaining++;
     }

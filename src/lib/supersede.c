@@ -216,8 +216,9 @@ void vsched__replace_analysis(vsched *s, vsched__node *m, vsched__pass *p)
     vsched__file *f = m->file;
     if (vsched__node_terminal(m) || f->retired || f->analysis != m) {
         /* Ended meanwhile (its leaving counted the bit), or not current. */
-        if (!vsched__node_terminal(m) && m->unit != NULL && m->doomed)
-            m->unit->doomed--;
+        if (!vsched__node_terminal(m) && vsched__node_unit(m) != NULL &&
+            m->doomed)
+            vsched__node_unit(m)->doomed--;
         m->doomed = 0;
         return;
     }

@@ -128,7 +128,7 @@ void vsched__tasks_recycle(vsched *s, vsched__pass *p)
 static int read_blockers(vsched *s, vsched__task *t, const vsched__node *n)
 {
     const vsched__file *f = n->file;
-    const vsched__unit *u = n->unit;
+    const vsched__unit *u = vsched__node_unit(n);
     t->unit_seq = u != NULL ? u->seq : 0;
     size_t nb = f->facts != NULL ? vsched__file_n_blockers(f) : 0;
     t->n_blockers = nb;
@@ -145,8 +145,9 @@ static int read_blockers(vsched *s, vsched__task *t, const vsched__node *n)
             vsched__blocker_analysis(s, vsched__file_blocker(f, i));
         /* vsched__inputs_current checked each is a DONE Analysis, or a
          * member of n's unit. */
-        t->blocker_hashes[i] =
-            u != NULL && a->unit == u ? u->hash : a->file->analysis_hash;
+        t->blocker_hashes[i] = u != NULL && vsched__node_unit(a) == u
+                                   ? u->hash
+                                   : a->file->analysis_hash;
         t->consumed[i] = a->id;
     }
     return VSCHED_OK;

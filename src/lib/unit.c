@@ -69,7 +69,7 @@ static void join(vsched__unit *u, vsched__node *x)
     if (vsched__nodevec_push(&u->members, x) != VSCHED_OK)
         abort();
     vsched__node_ref(x);
-    x->unit = u;
+    x->k.an.unit = u;
     u->live++;
     u->free += x->unit_free;
     u->held += x->unit_held;
@@ -79,7 +79,7 @@ static void join(vsched__unit *u, vsched__node *x)
 /* x leaves u (its bits go with it); its order is the vertex's. */
 static void leave_one(vsched__unit *u, vsched__node *x)
 {
-    x->unit = NULL;
+    x->k.an.unit = NULL;
     u->free -= x->unit_free;
     u->held -= x->unit_held;
     u->doomed -= x->doomed;
@@ -95,7 +95,7 @@ static void count_free(vsched__node *x)
     if (!x->unit_free && !x->unit_held && x->state == VSCHED__PENDING &&
         x->deps_remaining == 0) {
         x->unit_free = 1;
-        x->unit->free++;
+        vsched__node_unit(x)->free++;
     }
 }
 
@@ -110,7 +110,7 @@ static void spend_out(vsched *s, vsched__unit *u, vsched__node *m,
     uint32_t k = 0;
     for (uint32_t i = 0; i < v->n; i++) {
         vsched__node *d = v->v[i];
-        if (d->unit == u && !vsched__node_terminal(d)) {
+        if (vsched__node_unit(d) == u && !vsched__node_terminal(d)) {
             d->deps_remaining--;
             d->xdeps--;
             s->graph.edges--;
@@ -130,7 +130,7 @@ vsched__unit *vsched__unit_form(vsched *s, vsched__node *const *v, size_t n)
     /* The biggest unit among the vertices absorbs the rest. */
     vsched__unit *base = NULL;
     for (size_t i = 0; i < n; i++) {
-        vsched__unit *u = v[i]->unit;
+        vsched__unit *u = vsched__node_unit(v[i]);
         if (u != NULL && (base == NULL || u->live > base->live))
             base = u;
     }
@@ -143,7 +143,7 @@ vsched__unit *vsched__unit_form(vsched *s, vsched__node *const *v, size_t n)
     uint32_t stamp = vsched__graph_stamp(&s->graph);
     vsched__nodevec joined = {0};
     for (size_t i = 0; i < n; i++) {
-        vsched__unit *u = v[i]->unit;
+        vsched__unit *u = vsched__node_unit(v[i]);
         if (u == base)
             continue;
         if (u == NULL) {
@@ -158,7 +158,7 @@ vsched__unit *vsched__unit_form(vsched *s, vsched__node *const *v, size_t n)
         u->holds++;
         for (uint32_t k = 0; k < u->members.n; k++) {
             vsched__node *m = u->members.v[k];
-            if (m->unit != u)
+            if (vsched__node_unit(m) != u)
                 continue;
             uint8_t fr = m->unit_free, he = m->unit_held;
             leave_one(u, m);
@@ -183,7 +183,7 @@ vsched__unit *vsched__unit_form(vsched *s, vsched__node *const *v, size_t n)
              b++) {
             vsched__node *a =
                 vsched__blocker_analysis(s, vsched__file_blocker(f, b));
-            if (a == NULL || a->unit != base || a->mark == stamp)
+            if (a == NULL || vsched__node_unit(a) != base || a->mark == stamp)
                 continue;
             /* Only edges into m: keep the others. */
             vsched__nodevec *dv = &a->down;
@@ -232,7 +232,7 @@ static uint64_t unit_hash(vsched *s, vsched__unit *u)
         abort();
     size_t n = 0;
     for (uint32_t i = 0; i < u->members.n; i++)
-        if (u->members.v[i]->unit == u)
+        if (vsched__node_unit(u->members.v[i]) == u)
             m[n++] = u->members.v[i];
     qsort(m, n, sizeof *m, by_name);
     XXH3_state_t *st = XXH3_createState();
@@ -248,7 +248,7 @@ static uint64_t unit_hash(vsched *s, vsched__unit *u)
              b++) {
             vsched__node *a =
                 vsched__blocker_analysis(s, vsched__file_blocker(f, b));
-            if (a != NULL && a->unit == u) {
+            if (a != NULL && vsched__node_unit(a) == u) {
                 XXH3_64bits_update(st, &inside, 1);
                 XXH3_64bits_update(st, a->file->name,
                                    strlen(a->file->name) + 1);
@@ -273,7 +273,7 @@ static void release(vsched *s, vsched__unit *u)
     u->free = 0;
     for (uint32_t i = 0; i < u->members.n; i++) {
         vsched__node *m = u->members.v[i];
-        if (m->unit != u)
+        if (vsched__node_unit(m) != u)
             continue;
         m->unit_free = 0;
         vsched__push_ready(s, m);
@@ -282,7 +282,7 @@ static void release(vsched *s, vsched__unit *u)
 
 void vsched__unit_note_free(vsched *s, vsched__node *n)
 {
-    vsched__unit *u = n->unit;
+    vsched__unit *u = vsched__node_unit(n);
     if (u->state != VSCHED__UNIT_GATHER)
         return;
     count_free(n);
@@ -294,7 +294,7 @@ void vsched__unit_note_free(vsched *s, vsched__node *n)
 
 void vsched__unit_hold(vsched *s, vsched__node *n, vsched__pass *p)
 {
-    vsched__unit *u = n->unit;
+    vsched__unit *u = vsched__node_unit(n);
     n->state = VSCHED__PENDING;
     n->unit_held = 1;
     u->held++;
@@ -305,7 +305,7 @@ void vsched__unit_hold(vsched *s, vsched__node *n, vsched__pass *p)
     u->holds++;
     for (uint32_t i = 0; i < u->members.n; i++) {
         vsched__node *m = u->members.v[i];
-        if (m->unit == u && m->unit_held)
+        if (vsched__node_unit(m) == u && m->unit_held)
             vsched__node_done(s, m, p); /* leaves through finish */
     }
     vsched__unit_unhold(s, u);
@@ -313,7 +313,7 @@ void vsched__unit_hold(vsched *s, vsched__node *n, vsched__pass *p)
 
 vsched__unit *vsched__unit_leave(vsched *s, vsched__node *n)
 {
-    vsched__unit *u = n->unit;
+    vsched__unit *u = vsched__node_unit(n);
     leave_one(u, n);
     if (u->state == VSCHED__UNIT_OVER) {
         maybe_free(s, u);
@@ -329,7 +329,7 @@ void vsched__unit_dissolve(vsched *s, vsched__unit *u)
     u->holds++;
     for (uint32_t i = 0; i < u->members.n; i++) {
         vsched__node *m = u->members.v[i];
-        if (m->unit != u)
+        if (vsched__node_unit(m) != u)
             continue;
         leave_one(u, m);
         if (vsched__node_terminal(m) || m->doomed)

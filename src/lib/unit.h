@@ -29,10 +29,11 @@
  *
  * For the cycle search a unit is one vertex (upstream.c): one order
  * number, one traversal mark, the union of its members' edges. A node
- * belongs to at most one unit (`unit`, NULL when none); units are merged
+ * belongs to at most one unit (`k.an.unit`, read through vsched__node_unit;
+ * NULL when none); units are merged
  * by size when a new cycle joins two.
  *
- * Writers of node->unit, enumerated: vsched__unit_form (joins),
+ * Writers of an Analysis's k.an.unit, enumerated: vsched__unit_form (joins),
  * vsched__unit_leave (a member's terminal transition), dissolve (every
  * member). Everything here runs with the scheduler lock held.
  */
@@ -79,7 +80,7 @@ static inline void vsched__unit_busy(vsched__node *n)
 {
     if (n->unit_free) {
         n->unit_free = 0;
-        n->unit->free--;
+        vsched__node_unit(n)->free--;
     }
 }
 

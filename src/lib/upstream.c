@@ -71,10 +71,10 @@ static void each_up(vsched *s, vsched__node *n, up_fn fn, void *arg)
                 fn(b->analysis, arg);
         }
         /* A unit runs together: its members are each other's upstream. */
-        if (n->unit != NULL)
-            for (uint32_t i = 0; i < n->unit->members.n; i++) {
-                vsched__node *m = n->unit->members.v[i];
-                if (m != n && m->unit == n->unit)
+        if (vsched__node_unit(n) != NULL)
+            for (uint32_t i = 0; i < vsched__node_unit(n)->members.n; i++) {
+                vsched__node *m = vsched__node_unit(n)->members.v[i];
+                if (m != n && vsched__node_unit(m) == vsched__node_unit(n))
                     fn(m, arg);
             }
         break;
@@ -167,45 +167,47 @@ void vsched__raise(vsched *s, vsched__node *n, int priority,
 
 static int64_t ord_of(const vsched__node *x)
 {
-    return x->unit != NULL ? x->unit->ord : x->k.an.ord;
+    return vsched__node_unit(x) != NULL ? vsched__node_unit(x)->ord
+                                        : x->k.an.ord;
 }
 
 static void set_ord(vsched__node *x, int64_t o)
 {
-    if (x->unit != NULL)
-        x->unit->ord = o;
+    if (vsched__node_unit(x) != NULL)
+        vsched__node_unit(x)->ord = o;
     else
         x->k.an.ord = o;
 }
 
 static uint32_t mark_of(const vsched__node *x)
 {
-    return x->unit != NULL ? x->unit->mark : x->mark;
+    return vsched__node_unit(x) != NULL ? vsched__node_unit(x)->mark : x->mark;
 }
 
 static void set_mark(vsched__node *x, uint32_t m)
 {
-    if (x->unit != NULL)
-        x->unit->mark = m;
+    if (vsched__node_unit(x) != NULL)
+        vsched__node_unit(x)->mark = m;
     else
         x->mark = m;
 }
 
 static int same_vertex(const vsched__node *a, const vsched__node *b)
 {
-    return a == b || (a->unit != NULL && a->unit == b->unit);
+    return a == b || (vsched__node_unit(a) != NULL &&
+                      vsched__node_unit(a) == vsched__node_unit(b));
 }
 
 /* Calls fn on each member of x's vertex. */
 static void each_member(vsched__node *x, up_fn fn, void *arg)
 {
-    vsched__unit *u = x->unit;
+    vsched__unit *u = vsched__node_unit(x);
     if (u == NULL) {
         fn(x, arg);
         return;
     }
     for (uint32_t i = 0; i < u->members.n; i++)
-        if (u->members.v[i]->unit == u)
+        if (vsched__node_unit(u->members.v[i]) == u)
             fn(u->members.v[i], arg);
 }
 
@@ -223,7 +225,7 @@ static void down_of_member(vsched__node *m, void *arg)
     for (uint32_t i = 0; i < m->down.n; i++) {
         vsched__node *d = m->down.v[i];
         if (d->kind == VSCHED__K_ANALYSIS && !vsched__node_terminal(d) &&
-            !d->doomed && (st->u == NULL || d->unit != st->u))
+            !d->doomed && (st->u == NULL || vsched__node_unit(d) != st->u))
             st->fn(d, st->arg);
     }
 }
@@ -239,20 +241,20 @@ static void up_of_member(vsched__node *m, void *arg)
     for (uint32_t i = 0; i < m->k.an.ups.n; i++) {
         vsched__node *a = m->k.an.ups.v[i];
         if (!vsched__node_terminal(a) && !a->doomed &&
-            (st->u == NULL || a->unit != st->u))
+            (st->u == NULL || vsched__node_unit(a) != st->u))
             st->fn(a, st->arg);
     }
 }
 
 static void each_down_v(vsched__node *x, up_fn fn, void *arg)
 {
-    step st = {fn, arg, NULL, x->unit};
+    step st = {fn, arg, NULL, vsched__node_unit(x)};
     each_member(x, down_of_member, &st);
 }
 
 static void each_up_v(vsched *s, vsched__node *x, up_fn fn, void *arg)
 {
-    step st = {fn, arg, s, x->unit};
+    step st = {fn, arg, s, vsched__node_unit(x)};
     each_member(x, up_of_member, &st);
 }
 
@@ -490,10 +492,11 @@ int vsched__link_blocker(vsched *s, vsched__node *up, vsched__node *n,
         return -1;
     if (n->doomed)
         return 0; /* replaced after this operation, and gated anew */
-    if (n->unit != NULL && n->unit->state != VSCHED__UNIT_GATHER) {
+    if (vsched__node_unit(n) != NULL &&
+        vsched__node_unit(n)->state != VSCHED__UNIT_GATHER) {
         /* Released on inputs that change under it: the unit is built
          * again, from fresh nodes. */
-        vsched__unit_dissolve(s, n->unit);
+        vsched__unit_dissolve(s, vsched__node_unit(n));
         return 0;
     }
     if (same_vertex(up, n)) {
