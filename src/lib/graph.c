@@ -228,11 +228,7 @@ static atomic_uint_fast64_t next_node_id = 1;
  * first word links the slabs for teardown. Under AddressSanitizer a slab
  * holds one node, so that a read of another kind's member (past the end of
  * a smaller node) is reported, not hidden in the next node. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SLAB 1
-#else
-#define SLAB 128
-#endif
+#define SLAB VSCHED__NODE_SLAB
 
 typedef struct slab {
     struct slab *next;

@@ -203,6 +203,14 @@ void vsched__graph_init(vsched__graph *g);
 /* Free every node still allocated (teardown, after every task is back). */
 void vsched__graph_fini(vsched__graph *g);
 
+/* Nodes a slab holds (graph.c): one under AddressSanitizer, so that each
+ * node is an allocation of its own size. */
+#if defined(__SANITIZE_ADDRESS__)
+#define VSCHED__NODE_SLAB 1
+#else
+#define VSCHED__NODE_SLAB 128
+#endif
+
 /* The bytes a node of `kind` is allocated with: the shared fields and its
  * kind's member of k. */
 size_t vsched__node_size(vsched__node_kind kind);
