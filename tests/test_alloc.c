@@ -373,6 +373,54 @@ static void the_id_index_finds_exactly_the_allocated_nodes(void)
     free(s);
 }
 
+/* A ready-queue bucket is a ring of power-of-two capacity: entries come
+ * out first in, first out across growths made while the ring wraps, and a
+ * ring grown large is freed once it empties (a million-file batch fills
+ * one to a million entries once). */
+static struct vsched__node *fake_node(size_t i)
+{
+    return (struct vsched__node *)(uintptr_t)((i + 1) * 16);
+}
+
+static void ready_rings_keep_order_and_give_back_large_rings(void)
+{
+    vsched__rq q;
+    vsched__rq_init(&q);
+    size_t in = 0, out = 0, disorder = 0;
+    vsched__entry e;
+    /* Wrap before every growth: pop a third of what is held each round. */
+    for (int round = 0; round < 12; round++) {
+        size_t push = 50u << round;
+        for (size_t i = 0; i < push; i++, in++)
+            vsched__rq_push(&q, fake_node(in), 0, 0, (uint32_t)in);
+        for (size_t k = (in - out) / 3; k > 0; k--, out++)
+            disorder += !vsched__rq_pop(&q, &e) || e.node != fake_node(out) ||
+                        e.seq != (uint32_t)out;
+    }
+    CU_ASSERT_EQUAL(q.heap_n, 1);
+    const vsched__bucket *b = q.heap[0];
+    CU_ASSERT(b->cap > 4096);
+    CU_ASSERT_EQUAL(b->cap & (b->cap - 1), 0);
+    while (vsched__rq_pop(&q, &e)) {
+        disorder += e.node != fake_node(out) || e.seq != (uint32_t)out;
+        out++;
+    }
+    CU_ASSERT_EQUAL(disorder, 0);
+    CU_ASSERT_EQUAL(out, in);
+    CU_ASSERT_EQUAL(q.entries, 0);
+    CU_ASSERT_EQUAL(b->cap, 0); /* given back */
+    CU_ASSERT_PTR_NULL(b->ring);
+    /* The bucket works again from nothing; a small ring is kept. */
+    for (size_t i = 0; i < 100; i++)
+        vsched__rq_push(&q, fake_node(i), 0, 0, (uint32_t)i);
+    for (size_t i = 0; i < 100; i++)
+        disorder += !vsched__rq_pop(&q, &e) || e.node != fake_node(i);
+    CU_ASSERT_EQUAL(disorder, 0);
+    CU_ASSERT_EQUAL(b->cap, 128);
+    CU_ASSERT_PTR_NOT_NULL(b->ring);
+    vsched__rq_fini(&q);
+}
+
 /* Nodes of the four kinds come from slabs of their own size
  * (vsched__node_size). Churned in a scrambled mix of kinds, no two live
  * nodes share a byte, a recycled node starts zeroed over its whole size,
@@ -756,6 +804,8 @@ static const vr_cu_test tests[] = {
      per_file_objects_keep_their_budgeted_sizes},
     {"nodes_of_each_kind_keep_to_their_own_bytes",
      nodes_of_each_kind_keep_to_their_own_bytes},
+    {"ready_rings_keep_order_and_give_back_large_rings",
+     ready_rings_keep_order_and_give_back_large_rings},
     {"a_run_allocates_a_bounded_flat_count_per_file_and_frees_it",
      a_run_allocates_a_bounded_flat_count_per_file_and_frees_it},
     {"arena_memory_is_aligned_zeroed_and_disjoint",

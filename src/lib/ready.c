@@ -122,6 +122,10 @@ static vsched__bucket *bucket_of(vsched__rq *q, int32_t priority, uint32_t wc)
     return b;
 }
 
+/* Ring capacities are powers of two (64, doubling); an emptied ring
+ * larger than this is freed. */
+#define RING_KEEP 4096u
+
 void vsched__rq_push(vsched__rq *q, struct vsched__node *n, int32_t priority,
                      uint32_t weight_us, uint32_t seq)
 {
@@ -133,13 +137,13 @@ void vsched__rq_push(vsched__rq *q, struct vsched__node *n, int32_t priority,
         if (ring == NULL)
             abort();
         for (uint32_t i = 0; i < b->n; i++)
-            ring[i] = b->ring[(b->head + i) % b->cap];
+            ring[i] = b->ring[(b->head + i) & (b->cap - 1)];
         free(b->ring);
         b->ring = ring;
         b->head = 0;
         b->cap = cap;
     }
-    b->ring[(b->head + b->n) % b->cap] = (vsched__entry){n, seq};
+    b->ring[(b->head + b->n) & (b->cap - 1)] = (vsched__entry){n, seq};
     if (b->n++ == 0) {
         if (q->heap_n == q->heap_cap) {
             size_t cap = q->heap_cap ? q->heap_cap * 2 : 16;
@@ -186,11 +190,19 @@ int vsched__rq_pop(vsched__rq *q, vsched__entry *out)
         return 0;
     vsched__bucket *b = q->heap[0];
     *out = b->ring[b->head];
-    b->head = (b->head + 1) % b->cap;
+    b->head = (b->head + 1) & (b->cap - 1);
     q->entries--;
     if (--b->n == 0) {
-        /* The bucket leaves the heap (it stays in the table for reuse). */
+        /* The bucket leaves the heap (it stays in the table for reuse).
+         * A ring grown past RING_KEEP entries goes: a batch of a million
+         * files fills one to a million entries once, and the memory is
+         * better given back than kept for a burst that may not come. */
         b->head = 0;
+        if (b->cap > RING_KEEP) {
+            free(b->ring);
+            b->ring = NULL;
+            b->cap = 0;
+        }
         if (--q->heap_n > 0) {
             heap_set(q, 0, q->heap[q->heap_n]);
             sift_down(q, 0);
