@@ -186,6 +186,7 @@ struct vsched_handle {
     vsched__facts *facts;    /* the result's deps/blockers (reference) */
     int admit_status;        /* failure found before admission */
     unsigned join_fired : 1; /* its join callback was queued once */
+    unsigned name_kept : 1;  /* result.name is its batch's directory's */
 };
 
 struct vsched_batch {
@@ -196,6 +197,10 @@ struct vsched_batch {
     atomic_int done;
     vsched_handle *h; /* n handles, one allocation */
     const vsched_result **results;
+    /* A reference on the scheduler's name directory (root.h), taken at
+     * creation: its handles' result names are the directory's copies
+     * (name_kept), valid while it lives, which is as long as the batch. */
+    struct vsched__root_dir *names;
 };
 
 /* One event for the observers: a stage that ended (holds a file

@@ -53,6 +53,14 @@ static void dir_free(vsched__root_dir *d)
     free(d);
 }
 
+vsched__root_dir *vsched__root_dir_hold(vsched__root_dir *d)
+{
+    pthread_mutex_lock(&d->lock);
+    d->refs++;
+    pthread_mutex_unlock(&d->lock);
+    return d;
+}
+
 static void dir_unref_locked(vsched__root_dir *d)
 {
     int last = --d->refs == 0;

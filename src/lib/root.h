@@ -74,6 +74,9 @@ struct vsched_root {
 vsched__root_dir *vsched__root_dir_new(void);
 /* Drop the scheduler's reference. */
 void vsched__root_dir_release(vsched__root_dir *d);
+/* One more reference on d (any thread): the names it keeps stay valid
+ * until the matching release. */
+vsched__root_dir *vsched__root_dir_hold(vsched__root_dir *d);
 
 /* Publication (scheduler lock held). */
 void vsched__root_begin(vsched__root_dir *d);

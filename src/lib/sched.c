@@ -347,7 +347,8 @@ static void handle_fini(vsched_handle *h)
         free(h->extra->content);
     free(h->extra);
     vsched_result *r = &h->result;
-    free((char *)r->name);
+    if (!h->name_kept)
+        free((char *)r->name);
     free((char *)r->artifact_path);
     free((char *)r->message);
     free((char *)r->failed_dep);
@@ -360,6 +361,7 @@ static void batch_unref(vsched_batch *b)
         return;
     for (size_t i = 0; i < b->n; i++)
         handle_fini(&b->h[i]);
+    vsched__root_dir_release(b->names);
     free(b);
 }
 
@@ -415,9 +417,16 @@ static void resolver_init(vsched *s, resolver *r)
 
 /* Resolve the request's name and classify it through the loader (in the
  * caller's thread, before admission); failures are answered at admission
- * without a node. The resolver's diagnostics are emptied on return. */
+ * without a node. The resolver's diagnostics are emptied on return.
+ *
+ * A batch's handle (h->batch set, holding the name directory) takes the
+ * directory's copy of its canonical name as result.name and frees the
+ * loader's at once: one copy a file instead of two, and the next name the
+ * loader makes reuses the memory (a copy freed after the whole batch was
+ * bound would stay in the heap as a hole). `more`: names still to come in
+ * the batch, a growth hint for the directory. */
 static void handle_resolve(vsched *s, resolver *r, vsched_handle *h,
-                           const char *name, char kind[32])
+                           const char *name, char kind[32], size_t more)
 {
     const vsched_loader_binding *lb = &s->opts.loader;
     vsched__task *probe = &r->probe;
@@ -434,8 +443,18 @@ static void handle_resolve(vsched *s, resolver *r, vsched_handle *h,
     if (!lb->thread_safe)
         pthread_mutex_unlock(&s->serial_loader);
     kind[31] = '\0';
-    if (rc == VSCHED_OK && canon != NULL) {
-        h->result.name = canon;
+    const char *kept = NULL;
+    if (rc == VSCHED_OK && canon != NULL && h->batch != NULL) {
+        size_t len = strlen(canon);
+        kept = vsched__root_name(h->batch->names, canon,
+                                 vsched__name_hash(canon, len), more);
+    }
+    if (kept != NULL) {
+        free(canon);
+        h->result.name = kept;
+        h->name_kept = 1;
+    } else if (rc == VSCHED_OK && canon != NULL) {
+        h->result.name = canon; /* exhaustion: binding will say so */
     } else {
         free(canon);
         h->result.name = strdup(name);
@@ -516,7 +535,7 @@ int vsched_submit_request(vsched *s, const vsched_request *req,
     char kind[1][32];
     resolver r;
     resolver_init(s, &r);
-    handle_resolve(s, &r, h, req->name, kind[0]);
+    handle_resolve(s, &r, h, req->name, kind[0], 0);
     bind_all(s, &h, 1, kind);
     int rc =
         vsched__submit_item(s, (vsched__item){VSCHED__ITEM_REQUEST, h, 0});
@@ -623,6 +642,7 @@ static vsched_batch *batch_new(vsched *s, const vsched_request *reqs, size_t n)
         return NULL;
     b->s = s;
     b->n = n;
+    b->names = vsched__root_dir_hold(s->root);
     b->h = (vsched_handle *)(b + 1);
     b->results = (const vsched_result **)(b->h + n);
     char *names = (char *)(b->results + n + 1);
@@ -659,7 +679,7 @@ static vsched_batch *batch_new(vsched *s, const vsched_request *reqs, size_t n)
     resolver_init(s, &r);
     for (size_t i = 0; i < n; i++) {
         hs[i] = &b->h[i];
-        handle_resolve(s, &r, hs[i], reqs[i].name, kinds[i]);
+        handle_resolve(s, &r, hs[i], reqs[i].name, kinds[i], n - 1 - i);
     }
     if (n > 0)
         bind_all(s, hs, n, kinds);
