@@ -48,7 +48,9 @@ int vsched__bind(vsched *s, vsched_handle *h)
         return VSCHED_OK; /* answered at admission, without a node */
     int created;
     vsched__file *f =
-        vsched__files_ensure(&s->files, h->result.name, &created);
+        h->name_kept
+            ? vsched__files_ensure_kept(&s->files, h->result.name, &created)
+            : vsched__files_ensure(&s->files, h->result.name, &created);
     if (f == NULL) {
         h->admit_status = VSCHED_ENOMEM;
         return VSCHED_ENOMEM;

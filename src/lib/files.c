@@ -457,10 +457,10 @@ vsched__file *vsched__files_ensure(vsched__files *t, const char *name,
                                   created);
 }
 
-vsched__file *vsched__files_ensure_h(vsched__files *t, const char *name,
-                                     size_t len, uint64_t hash, int *created)
+/* Find or create name's object; `kept`: name is the directory's copy. */
+static vsched__file *ensure_in(vsched__files *t, const char *name,
+                               uint64_t hash, int kept, int *created)
 {
-    (void)len;
     *created = 0;
     /* One probe finds the object or where it goes (naming it in the
      * directory and allocating touch no slot); a growth probes again. */
@@ -473,13 +473,27 @@ vsched__file *vsched__files_ensure_h(vsched__files *t, const char *name,
             return NULL;
         i = slot_of(t->slots, t->cap, name, hash);
     }
-    const char *kept = vsched__root_name(t->pool->names, name, hash, t->bulk);
-    if (kept == NULL || (f = vsched__file_new(t->pool, kept, hash, 0)) == NULL)
+    const char *copy =
+        kept ? name : vsched__root_name(t->pool->names, name, hash, t->bulk);
+    if (copy == NULL || (f = vsched__file_new(t->pool, copy, hash, 0)) == NULL)
         return NULL;
     t->slots[i] = f;
     t->n++;
     *created = 1;
     return f; /* the table's reference */
+}
+
+vsched__file *vsched__files_ensure_h(vsched__files *t, const char *name,
+                                     size_t len, uint64_t hash, int *created)
+{
+    (void)len;
+    return ensure_in(t, name, hash, 0, created);
+}
+
+vsched__file *vsched__files_ensure_kept(vsched__files *t, const char *kept,
+                                        int *created)
+{
+    return ensure_in(t, kept, vsched__root_hash(kept), 1, created);
 }
 
 void vsched__files_remove(vsched__files *t, vsched__file *f)

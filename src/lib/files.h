@@ -272,6 +272,11 @@ vsched__file *vsched__files_ensure(vsched__files *t, const char *name,
 /* The same, with the name's length and hash known. */
 vsched__file *vsched__files_ensure_h(vsched__files *t, const char *name,
                                      size_t len, uint64_t hash, int *created);
+/* The same for a name that is the directory's copy already (a file
+ * object's name, a batch's result name: root.h): neither hashed nor looked
+ * up in the directory again. */
+vsched__file *vsched__files_ensure_kept(vsched__files *t, const char *kept,
+                                        int *created);
 /* Take f out of the table; its reference passes to the caller. */
 void vsched__files_remove(vsched__files *t, vsched__file *f);
 /* Put f (a new object) where `old` was; the table's reference on old

@@ -146,6 +146,11 @@ void **vsched__root_word(const char *kept)
     return &history_of(kept)->word;
 }
 
+uint64_t vsched__root_hash(const char *kept)
+{
+    return history_of(kept)->hash;
+}
+
 void vsched__root_words_clear(vsched__root_dir *d, void (*fn)(void *word))
 {
     pthread_mutex_lock(&d->lock);

@@ -104,6 +104,11 @@ const char *vsched__root_name(vsched__root_dir *d, const char *name,
  * set before it lets the directory go. */
 void **vsched__root_word(const char *kept);
 
+/* The hash vsched__root_name was given for `kept` (the directory's copy):
+ * written once when the name was made, so any thread that holds the
+ * directory and was handed the name may read it without a lock. */
+uint64_t vsched__root_hash(const char *kept);
+
 /* Call fn on every name's word that is set, then clear it (the
  * scheduler's index is torn down; takes the directory lock). */
 void vsched__root_words_clear(vsched__root_dir *d, void (*fn)(void *word));

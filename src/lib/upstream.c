@@ -30,7 +30,8 @@ vsched__file *vsched__live(vsched *s, vsched__file *f)
     if (!f->retired)
         return f;
     int created;
-    vsched__file *live = vsched__files_ensure(&s->files, f->name, &created);
+    vsched__file *live =
+        vsched__files_ensure_kept(&s->files, f->name, &created);
     if (live == NULL)
         abort(); /* cannot gate on nothing; exhaustion is fatal here */
     return live;
