@@ -49,6 +49,7 @@
 #include "cu.h"
 #include "graph.h"
 #include "internal.h"
+#include "pages.h"
 
 /* ---- counting allocator (link-time wrappers) ----------------------------- */
 
@@ -75,16 +76,25 @@ void *__wrap_malloc(size_t n)
     return p;
 }
 
-/* Zeroed arrays of 64 or more pointers, a power of two of them: the
- * shape of the name tables' and the id index's slot arrays. */
-static atomic_long n_tables;
-
 void *__wrap_calloc(size_t k, size_t n)
 {
     void *p = __real_calloc(k, n);
     if (p != NULL)
         atomic_fetch_add_explicit(&n_allocs, 1, memory_order_relaxed);
-    if (p != NULL && n == sizeof(void *) && k >= 64 && (k & (k - 1)) == 0)
+    return p;
+}
+
+/* The slot arrays of the name tables and the id index (pages.h): counted
+ * apart, whether they come from calloc or, large, from a mapping of their
+ * own. */
+void *__real_vsched__table_alloc(size_t cap);
+void *__wrap_vsched__table_alloc(size_t cap);
+static atomic_long n_tables;
+
+void *__wrap_vsched__table_alloc(size_t cap)
+{
+    void *p = __real_vsched__table_alloc(cap);
+    if (p != NULL)
         atomic_fetch_add_explicit(&n_tables, 1, memory_order_relaxed);
     return p;
 }
@@ -151,6 +161,86 @@ static void arena_memory_is_aligned_zeroed_and_disjoint(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(q);
     CU_ASSERT_EQUAL(q[0] | q[39], 0);
     vsched__arena_fini(&a);
+}
+
+/* Whether the mapping holding p is advised MADV_HUGEPAGE ("hg" among its
+ * VmFlags in /proc/self/smaps): -1 when not found. */
+static int advised_huge(const void *p)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (f == NULL)
+        return -1;
+    char line[512];
+    int inside = 0, found = -1;
+    uintptr_t a = (uintptr_t)p;
+    while (fgets(line, sizeof line, f) != NULL) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
+            inside = a >= lo && a < hi;
+            continue;
+        }
+        if (inside && strncmp(line, "VmFlags:", 8) == 0) {
+            found = strstr(line, " hg") != NULL;
+            break;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* Past 2 MiB an arena's chunks are huge pages (pages.h): each one 2 MiB,
+ * aligned to 2 MiB and advised MADV_HUGEPAGE (unless VSCHED_HUGEPAGES=0),
+ * while the blocks carved from them stay zeroed and disjoint. Tables and
+ * blocks below 2 MiB come from calloc. */
+static void a_large_arena_takes_huge_pages(void)
+{
+    vsched__arena a = VSCHED__ARENA_INIT;
+    enum {
+        N = 60000
+    };
+    static unsigned char *p[N];
+    static size_t len[N];
+    size_t nonzero = 0, wrong = 0;
+    for (size_t i = 0; i < N; i++) {
+        len[i] = 40 + (i * 53) % 200; /* 8 MiB in all */
+        p[i] = vsched__arena_alloc(&a, len[i]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p[i]);
+        for (size_t k = 0; k < len[i]; k++)
+            nonzero += p[i][k] != 0;
+        memset(p[i], (int)(i % 251) + 1, len[i]);
+    }
+    for (size_t i = 0; i < N; i++)
+        for (size_t k = 0; k < len[i]; k++)
+            wrong += p[i][k] != (unsigned char)((i % 251) + 1);
+    CU_ASSERT_EQUAL(nonzero, 0);
+    CU_ASSERT_EQUAL(wrong, 0);
+    const char *env = getenv("VSCHED_HUGEPAGES");
+    int want = env == NULL || strcmp(env, "0") != 0;
+    size_t huge = 0, misaligned = 0, unadvised = 0;
+    for (const vsched__chunk *c = a.chunks; c != NULL; c = c->next) {
+        if (c->size != VSCHED__HUGE_BYTES)
+            continue;
+        huge++;
+        misaligned += (uintptr_t)c % VSCHED__HUGE_BYTES != 0;
+        unadvised += advised_huge(c) != want;
+    }
+    CU_ASSERT(huge >= 2);
+    CU_ASSERT_EQUAL(misaligned, 0);
+    CU_ASSERT_EQUAL(unadvised, 0);
+    CU_ASSERT(a.total < (size_t)12 << 20); /* no more than a page wasted */
+    vsched__arena_fini(&a);
+    /* Blocks: small from calloc, large mapped and aligned; both zeroed. */
+    unsigned char *small = vsched__pages_alloc(1000);
+    unsigned char *big = vsched__pages_alloc(VSCHED__HUGE_BYTES + 5000);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(small);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+    CU_ASSERT_EQUAL((uintptr_t)big % VSCHED__HUGE_BYTES, 0);
+    CU_ASSERT_EQUAL(
+        small[0] | small[999] | big[0] | big[VSCHED__HUGE_BYTES + 4999], 0);
+    CU_ASSERT_EQUAL(advised_huge(big), want);
+    memset(big, 7, VSCHED__HUGE_BYTES + 5000);
+    vsched__pages_free(small, 1000);
+    vsched__pages_free(big, VSCHED__HUGE_BYTES + 5000);
 }
 
 static void edge_vector_keeps_its_entries_across_every_growth(void)
@@ -867,6 +957,7 @@ static const vr_cu_test tests[] = {
      a_run_allocates_a_bounded_flat_count_per_file_and_frees_it},
     {"arena_memory_is_aligned_zeroed_and_disjoint",
      arena_memory_is_aligned_zeroed_and_disjoint},
+    {"a_large_arena_takes_huge_pages", a_large_arena_takes_huge_pages},
     {"edge_vector_keeps_its_entries_across_every_growth",
      edge_vector_keeps_its_entries_across_every_growth},
     {"freed_edge_arrays_are_reused_by_their_size_class",

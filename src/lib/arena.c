@@ -6,15 +6,14 @@
 #include <string.h>
 
 #include "arena.h"
+#include "pages.h"
 
 #define ALIGN 16u
 #define FIRST_CHUNK 4096u
 #define MAX_CHUNK (256u * 1024u)
-
-typedef struct vsched__chunk {
-    struct vsched__chunk *next;
-    size_t size; /* bytes of the chunk, header included */
-} vsched__chunk;
+/* Past this much, chunks are huge pages (pages.h): an arena this large
+ * wastes at most one partly used huge page at its end. */
+#define HUGE_AFTER ((size_t)2 << 20)
 
 /* The header rounded up to ALIGN: where a chunk's space starts. */
 #define HEADER ((sizeof(vsched__chunk) + ALIGN - 1) & ~(size_t)(ALIGN - 1))
@@ -22,16 +21,19 @@ typedef struct vsched__chunk {
 static int grow(vsched__arena *a, size_t n)
 {
     size_t size = a->next_size != 0 ? a->next_size : FIRST_CHUNK;
-    if (size < MAX_CHUNK)
+    if (a->total >= HUGE_AFTER)
+        size = VSCHED__HUGE_BYTES;
+    else if (size < MAX_CHUNK)
         a->next_size = size * 2;
     if (n > size - HEADER)
         size = HEADER + n; /* an oversized request: a chunk of its own */
-    vsched__chunk *c = calloc(1, size);
+    vsched__chunk *c = vsched__pages_alloc(size);
     if (c == NULL)
         return -1;
     c->size = size;
     c->next = a->chunks;
     a->chunks = c;
+    a->total += size;
     a->at = (char *)c + HEADER;
     a->end = (char *)c + size;
     return 0;
@@ -50,14 +52,14 @@ void *vsched__arena_alloc(vsched__arena *a, size_t n)
     }
     void *p = a->at;
     a->at += n;
-    return p; /* chunks come zeroed from calloc and are never reused */
+    return p; /* chunks come zeroed and are never reused */
 }
 
 void vsched__arena_fini(vsched__arena *a)
 {
     for (vsched__chunk *c = a->chunks; c != NULL;) {
         vsched__chunk *next = c->next;
-        free(c);
+        vsched__pages_free(c, c->size);
         c = next;
     }
     *a = (vsched__arena)VSCHED__ARENA_INIT;

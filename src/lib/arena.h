@@ -7,7 +7,8 @@
  * name (about a fifth of what integrating a Source cost) and lets the
  * table's teardown free chunks, not entries.
  *
- * Chunks grow from 4 KiB to 256 KiB; a request larger than a chunk gets a
+ * Chunks grow from 4 KiB to 256 KiB; once the arena holds 2 MiB, each new
+ * chunk is one huge page (pages.h). A request larger than a chunk gets a
  * chunk of its own. Memory is 16-byte aligned and zeroed.
  *
  * Thread-safety: none; the owning table's lock guards its arena.
@@ -17,15 +18,22 @@
 
 #include <stddef.h>
 
+/* A chunk's header; its space follows, 16-byte aligned. */
+typedef struct vsched__chunk {
+    struct vsched__chunk *next;
+    size_t size; /* bytes of the chunk, header included */
+} vsched__chunk;
+
 typedef struct vsched__arena {
     struct vsched__chunk *chunks; /* newest first */
     char *at, *end;               /* free space of the newest chunk */
     size_t next_size;             /* the next chunk's size */
+    size_t total;                 /* bytes of all its chunks */
 } vsched__arena;
 
 #define VSCHED__ARENA_INIT                                                    \
     {                                                                         \
-        NULL, NULL, NULL, 0                                                   \
+        NULL, NULL, NULL, 0, 0                                                \
     }
 
 /* n zeroed bytes, 16-byte aligned, valid until vsched__arena_fini; NULL

@@ -9,6 +9,7 @@
 
 #include "internal.h"
 #include "names.h"
+#include "pages.h"
 
 /* Process-wide: incarnations are never reused, across schedulers too. */
 static atomic_uint_fast64_t next_incarnation = 1;
@@ -145,13 +146,8 @@ void vsched__facts_unref(vsched__facts *fa)
 
 /* ---- file objects ------------------------------------------------------------- */
 
-/* File objects per slab. */
+/* File objects per slab (carved from the pool's arena). */
 #define FILE_SLAB 64
-
-typedef struct file_slab {
-    struct file_slab *next;
-    vsched__file files[FILE_SLAB];
-} file_slab;
 
 /* The free link of an object in a pool list. */
 #define NEXT_FREE(f) ((f)->successor)
@@ -162,14 +158,13 @@ static vsched__file *pool_take(vsched__filepool *p)
         p->free =
             atomic_exchange_explicit(&p->returned, NULL, memory_order_acquire);
     if (p->free == NULL) {
-        file_slab *sl = malloc(sizeof *sl);
+        vsched__file *sl =
+            vsched__arena_alloc(&p->slabs, FILE_SLAB * sizeof *sl);
         if (sl == NULL)
             return NULL;
-        sl->next = p->slabs;
-        p->slabs = sl;
         for (size_t i = FILE_SLAB; i-- > 0;) {
-            NEXT_FREE(&sl->files[i]) = p->free;
-            p->free = &sl->files[i];
+            NEXT_FREE(&sl[i]) = p->free;
+            p->free = &sl[i];
         }
     }
     vsched__file *f = p->free;
@@ -190,12 +185,7 @@ static void pool_return(vsched__filepool *p, vsched__file *f)
 
 void vsched__filepool_fini(vsched__filepool *p)
 {
-    for (file_slab *sl = p->slabs; sl != NULL;) {
-        file_slab *next = sl->next;
-        free(sl);
-        sl = next;
-    }
-    p->slabs = NULL;
+    vsched__arena_fini(&p->slabs);
     p->free = NULL;
     atomic_store(&p->returned, NULL);
 }
@@ -435,7 +425,7 @@ static int grow(vsched__files *t)
     size_t want = t->n + 1 + t->bulk;
     while (want * 4 > cap * 3 && cap < ((size_t)1 << 40))
         cap *= 2;
-    vsched__file **slots = calloc(cap, sizeof *slots);
+    vsched__file **slots = vsched__table_alloc(cap);
     if (slots == NULL)
         return VSCHED_ENOMEM;
     for (size_t i = 0; i < t->cap; i++) {
@@ -443,7 +433,7 @@ static int grow(vsched__files *t)
         if (f != NULL)
             slots[slot_of(slots, cap, f->name, f->hash)] = f;
     }
-    free(t->slots);
+    vsched__table_free(t->slots, t->cap);
     t->slots = slots;
     t->cap = cap;
     return VSCHED_OK;
@@ -529,6 +519,6 @@ void vsched__files_fini(vsched *s, vsched__files *t)
             vsched__file_clear_source(s, f);
             vsched__file_unref(s, f);
         }
-    free(t->slots);
+    vsched__table_free(t->slots, t->cap);
     vsched__files_init(t);
 }

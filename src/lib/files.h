@@ -163,10 +163,11 @@ static inline vsched__file *vsched__file_blocker(const vsched__file *f,
  * pushed under the scheduler lock, and `returned`, where a last
  * reference dropped on any thread without the lock (a result's event, a
  * handle) pushes atomically; an allocation that finds `free` empty takes
- * the whole `returned` list at once (one exchange: no ABA). Slabs are
- * freed whole at teardown, after the graph. */
+ * the whole `returned` list at once (one exchange: no ABA). Slabs come
+ * from an arena (in huge pages once it is large: arena.h), freed whole at
+ * teardown, after the graph. */
 typedef struct vsched__filepool {
-    void *slabs;                    /* scheduler lock; a list */
+    vsched__arena slabs;            /* scheduler lock; freed whole */
     vsched__file *free;             /* scheduler lock */
     vsched__file *_Atomic returned; /* any thread */
     struct vsched__root_dir *names; /* where names are kept (root.h) */

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "pages.h"
 #include "unit.h"
 
 uint64_t vsched__now_ns(void)
@@ -169,13 +170,13 @@ static int ids_grow(vsched__graph *g)
     size_t want = g->ids_n + 1 + g->ids_bulk;
     while (want * 4 > cap * 3 && cap < ((size_t)1 << 40))
         cap *= 2;
-    vsched__node **t = calloc(cap, sizeof *t);
+    vsched__node **t = vsched__table_alloc(cap);
     if (t == NULL)
         return VSCHED_ENOMEM;
     for (size_t i = 0; i < g->ids_cap; i++)
         if (g->ids[i] != NULL)
             id_insert(t, cap, g->ids[i]);
-    free(g->ids);
+    vsched__table_free(g->ids, g->ids_cap);
     g->ids = t;
     g->ids_cap = cap;
     return VSCHED_OK;
@@ -224,16 +225,32 @@ void vsched__graph_each(const vsched__graph *g,
 static atomic_uint_fast64_t next_node_id = 1;
 
 /* Node memory comes in slabs of SLAB nodes of one kind, each of its kind's
- * size (vsched__node_size), threaded onto that kind's free list; a slab's
- * first word links the slabs for teardown. Under AddressSanitizer a slab
- * holds one node, so that a read of another kind's member (past the end of
- * a smaller node) is reported, not hidden in the next node. */
+ * size (vsched__node_size), threaded onto that kind's free list. Slabs are
+ * carved from the graph's node arena (in huge pages once it is large:
+ * arena.h) and freed with it at teardown. Under AddressSanitizer a slab
+ * holds one node and is an allocation of its own, so that a read of
+ * another kind's member (past the end of a smaller node) is reported, not
+ * hidden in the next node; such slabs are linked for teardown. */
 #define SLAB VSCHED__NODE_SLAB
 
 typedef struct slab {
     struct slab *next;
     max_align_t nodes[]; /* SLAB nodes of one kind */
 } slab;
+
+static char *slab_memory(vsched__graph *g, size_t bytes)
+{
+#if VSCHED__NODE_SLAB == 1
+    slab *sl = malloc(sizeof *sl + bytes);
+    if (sl == NULL)
+        return NULL;
+    sl->next = g->slabs;
+    g->slabs = sl;
+    return (char *)sl->nodes;
+#else
+    return vsched__arena_alloc(&g->node_arena, bytes);
+#endif
+}
 
 size_t vsched__node_size(vsched__node_kind kind)
 {
@@ -251,12 +268,9 @@ size_t vsched__node_size(vsched__node_kind kind)
 static int slab_grow(vsched__graph *g, vsched__node_kind kind)
 {
     size_t size = vsched__node_size(kind);
-    slab *sl = malloc(sizeof *sl + SLAB * size);
-    if (sl == NULL)
+    char *base = slab_memory(g, SLAB * size);
+    if (base == NULL)
         return VSCHED_ENOMEM;
-    sl->next = g->slabs;
-    g->slabs = sl;
-    char *base = (char *)sl->nodes;
     for (size_t i = SLAB; i-- > 0;) {
         vsched__node *n = (vsched__node *)(void *)(base + i * size);
         n->file = (struct vsched__file *)g->free_list[kind];
@@ -336,13 +350,14 @@ void vsched__graph_fini(vsched__graph *g)
         if (n->kind == VSCHED__K_ANALYSIS)
             vsched__edgevec_free(g, &n->k.an.ups);
     }
-    free(g->ids);
+    vsched__table_free(g->ids, g->ids_cap);
     vsched__arena_fini(&g->edge_arena);
     for (slab *sl = g->slabs; sl != NULL;) {
         slab *next = sl->next;
         free(sl);
         sl = next;
     }
+    vsched__arena_fini(&g->node_arena);
     for (int q = 0; q < 2; q++)
         vsched__rq_fini(&g->ready[q]);
     *g = (vsched__graph){0};

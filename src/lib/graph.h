@@ -179,7 +179,8 @@ typedef struct vsched__graph {
      * 312 its handle costs. */
     size_t ids_bulk;
     vsched__node *free_list[4]; /* recycled node memory, by kind */
-    void *slabs;                /* node memory, in slabs (a list) */
+    vsched__arena node_arena;   /* node slabs (graph.c) */
+    void *slabs;                /* node slabs made apart (ASan), a list */
     size_t live;                /* nodes in the structure */
     size_t retired;             /* allocated, out of the structure */
     size_t edges;               /* edges a live node still waits on */

@@ -192,6 +192,7 @@ struct vsched_handle {
 struct vsched_batch {
     vsched *s;
     size_t n;
+    size_t block; /* bytes of its one allocation (pages.h), handles included */
     atomic_int refs;         /* caller + scheduler (until all answered) */
     atomic_size_t remaining; /* handles not yet answered */
     atomic_int done;

@@ -8,6 +8,7 @@
 
 #include "internal.h"
 #include "names.h"
+#include "pages.h"
 
 /* One name's versions, oldest first: the first inline (a name most often
  * has one -- its content as integrated), more in a heap array. */
@@ -47,7 +48,7 @@ static void dir_free(vsched__root_dir *d)
     for (size_t i = 0; i < d->cap; i++)
         if (d->slots[i] != NULL && d->slots[i]->cap > 1)
             free(d->slots[i]->at.v);
-    free(d->slots);
+    vsched__table_free(d->slots, d->cap);
     vsched__arena_fini(&d->arena);
     pthread_mutex_destroy(&d->lock);
     free(d);
@@ -101,14 +102,14 @@ static vsched__history *ensure(vsched__root_dir *d, const char *name,
         size_t cap = d->cap ? d->cap * 2 : 64;
         while ((d->n + 1 + more) * 4 > cap * 3 && cap < ((size_t)1 << 40))
             cap *= 2;
-        vsched__history **ns = calloc(cap, sizeof *ns);
+        vsched__history **ns = vsched__table_alloc(cap);
         if (ns == NULL)
             return NULL;
         for (size_t i = 0; i < d->cap; i++)
             if (d->slots[i] != NULL)
                 ns[slot_of(ns, cap, d->slots[i]->name, d->slots[i]->hash)] =
                     d->slots[i];
-        free(d->slots);
+        vsched__table_free(d->slots, d->cap);
         d->slots = ns;
         d->cap = cap;
     }

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "pages.h"
 #include "unit.h"
 
 /* ---- the scheduler lock ------------------------------------------------------ */
@@ -362,7 +363,7 @@ static void batch_unref(vsched_batch *b)
     for (size_t i = 0; i < b->n; i++)
         handle_fini(&b->h[i]);
     vsched__root_dir_release(b->names);
-    free(b);
+    vsched__pages_free(b, b->block);
 }
 
 void vsched__handle_hold(vsched_handle *h)
@@ -635,11 +636,12 @@ static vsched_batch *batch_new(vsched *s, const vsched_request *reqs, size_t n)
             bytes += strlen(pr) + 1;
         prev = pr;
     }
-    vsched_batch *b =
-        calloc(1, sizeof *b + n * sizeof(vsched_handle) +
-                      (n + 1) * sizeof(const vsched_result *) + bytes + 1);
+    size_t block = sizeof(vsched_batch) + n * sizeof(vsched_handle) +
+                   (n + 1) * sizeof(const vsched_result *) + bytes + 1;
+    vsched_batch *b = vsched__pages_alloc(block);
     if (b == NULL)
         return NULL;
+    b->block = block;
     b->s = s;
     b->n = n;
     b->names = vsched__root_dir_hold(s->root);

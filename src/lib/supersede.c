@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "pages.h"
 #include "unit.h"
 
 /* Work of other files (and jobs) to re-gate once the sweep is done. */
@@ -451,7 +452,7 @@ void vsched__retire_all(vsched *s, int status, const char *reason,
     for (size_t i = 0; i < table.cap; i++)
         if (table.slots[i] != NULL)
             vsched__file_unref(s, table.slots[i]); /* the table's */
-    free(table.slots);
+    vsched__table_free(table.slots, table.cap);
     end_jobs(s, status, reason, p);
     /* Nothing survives to be re-admitted. */
     while (s->readmit != NULL) {
