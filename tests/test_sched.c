@@ -88,6 +88,58 @@ static void init_ordered(void)
     ordered[40] = (mem_file){NULL, NULL};
 }
 
+/* Several threads wait on one batch at once, each with its own array:
+ * each gets every result, in input order, and nothing of the batch is
+ * written by a waiter (ThreadSanitizer checks; the batch once kept an
+ * array of its own that every waiter filled). */
+typedef struct batch_waiter {
+    vsched_batch *b;
+    const vsched_result *res[40];
+    int rc;
+} batch_waiter;
+
+static void *wait_one_batch(void *arg)
+{
+    batch_waiter *w = arg;
+    w->rc = vsched_wait_batch(w->b, w->res);
+    return NULL;
+}
+
+static void many_threads_wait_on_one_batch(void)
+{
+    init_ordered();
+    vsched *s = start(ordered, 2);
+    atomic_store(&artifact_delay_us, 500);
+    vsched_request reqs[40];
+    for (int i = 0; i < 40; i++)
+        reqs[i] = REQ(ordered_names[i], VSCHED_STAGE_ARTIFACT, 0);
+    vsched_batch *b = NULL;
+    CU_ASSERT_FATAL(vsched_submit_batch_atomic(s, reqs, 40, &b) == 0);
+    enum {
+        W = 4
+    };
+    static batch_waiter w[W];
+    pthread_t th[W];
+    for (int k = 0; k < W; k++) {
+        w[k] = (batch_waiter){.b = b, .rc = -1};
+        CU_ASSERT_FATAL(pthread_create(&th[k], NULL, wait_one_batch, &w[k]) ==
+                        0);
+    }
+    for (int k = 0; k < W; k++)
+        pthread_join(th[k], NULL);
+    int wrong = 0;
+    for (int k = 0; k < W; k++) {
+        wrong += w[k].rc != 0;
+        for (int i = 0; i < 40; i++)
+            wrong += w[k].res[i] == NULL ||
+                     strcmp(w[k].res[i]->name, ordered_names[i]) != 0 ||
+                     w[k].res[i] != w[0].res[i];
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+    vsched_batch_release(b);
+    stop(s);
+}
+
 static void wait_batch_returns_results_in_input_order(void)
 {
     /* Slow files first, fast ones later: completion order differs from
@@ -435,6 +487,7 @@ static const vr_cu_test tests[] = {
      header_analysis_completes_before_any_artifact_that_includes_it},
     {"analysis_hash_covers_included_headers",
      analysis_hash_covers_included_headers},
+    {"many_threads_wait_on_one_batch", many_threads_wait_on_one_batch},
     {"wait_batch_returns_results_in_input_order",
      wait_batch_returns_results_in_input_order},
     {"source_only_request_stops_after_dependency_integration",

@@ -197,7 +197,6 @@ struct vsched_batch {
     atomic_size_t remaining; /* handles not yet answered */
     atomic_int done;
     vsched_handle *h; /* n handles, one allocation */
-    const vsched_result **results;
     /* A reference on the scheduler's name directory (root.h), taken at
      * creation: its handles' result names are the directory's copies
      * (name_kept), valid while it lives, which is as long as the batch. */

@@ -624,10 +624,9 @@ int vsched__test_handle_done(vsched_handle *h)
 
 static vsched_batch *batch_new(vsched *s, const vsched_request *reqs, size_t n)
 {
-    /* One allocation: the batch, its handles, the result pointers, and
-     * one copy of the profile name of each run of requests with equal
-     * ones (no profile counts as ""): counted by the rule the copy below
-     * follows. */
+    /* One allocation: the batch, its handles and one copy of the profile
+     * name of each run of requests with equal ones (no profile counts as
+     * ""): counted by the rule the copy below follows. */
     size_t bytes = 0;
     const char *prev = "";
     for (size_t i = 0; i < n; i++) {
@@ -636,8 +635,8 @@ static vsched_batch *batch_new(vsched *s, const vsched_request *reqs, size_t n)
             bytes += strlen(pr) + 1;
         prev = pr;
     }
-    size_t block = sizeof(vsched_batch) + n * sizeof(vsched_handle) +
-                   (n + 1) * sizeof(const vsched_result *) + bytes + 1;
+    size_t block =
+        sizeof(vsched_batch) + n * sizeof(vsched_handle) + bytes + 1;
     vsched_batch *b = vsched__pages_alloc(block);
     if (b == NULL)
         return NULL;
@@ -646,8 +645,7 @@ static vsched_batch *batch_new(vsched *s, const vsched_request *reqs, size_t n)
     b->n = n;
     b->names = vsched__root_dir_hold(s->root);
     b->h = (vsched_handle *)(b + 1);
-    b->results = (const vsched_result **)(b->h + n);
-    char *names = (char *)(b->results + n + 1);
+    char *names = (char *)(b->h + n);
     atomic_init(&b->refs, n > 0 ? 2 : 1);
     atomic_init(&b->remaining, n);
     atomic_init(&b->done, n == 0);
@@ -766,13 +764,11 @@ int vsched_wait_batch(vsched_batch *b, const vsched_result **res)
     }
     int worst = VSCHED_OK;
     for (size_t i = 0; i < b->n; i++) {
-        b->results[i] = &b->h[i].result;
         if (b->h[i].result.status != VSCHED_OK && worst == VSCHED_OK)
             worst = b->h[i].result.status;
+        if (res != NULL)
+            res[i] = &b->h[i].result;
     }
-    if (res != NULL)
-        for (size_t i = 0; i < b->n; i++)
-            res[i] = b->results[i];
     return worst;
 }
 
