@@ -3,6 +3,7 @@
  */
 #include <stdlib.h>
 
+#include "pages.h"
 #include "ready.h"
 
 uint32_t vsched__weight_class(uint32_t w)
@@ -26,7 +27,7 @@ void vsched__rq_fini(vsched__rq *q)
     for (size_t i = 0; i < q->table_cap; i++)
         for (vsched__bucket *b = q->table[i]; b != NULL;) {
             vsched__bucket *next = b->chain;
-            free(b->ring);
+            vsched__pages_free(b->ring, b->cap * sizeof *b->ring);
             free(b);
             b = next;
         }
@@ -133,12 +134,12 @@ void vsched__rq_push(vsched__rq *q, struct vsched__node *n, int32_t priority,
         bucket_of(q, priority, vsched__weight_class(weight_us));
     if (b->n == b->cap) {
         uint32_t cap = b->cap ? b->cap * 2 : 64;
-        vsched__entry *ring = malloc(cap * sizeof *ring);
+        vsched__entry *ring = vsched__pages_alloc(cap * sizeof *ring);
         if (ring == NULL)
             abort();
         for (uint32_t i = 0; i < b->n; i++)
             ring[i] = b->ring[(b->head + i) & (b->cap - 1)];
-        free(b->ring);
+        vsched__pages_free(b->ring, b->cap * sizeof *ring);
         b->ring = ring;
         b->head = 0;
         b->cap = cap;
@@ -199,7 +200,7 @@ int vsched__rq_pop(vsched__rq *q, vsched__entry *out)
          * better given back than kept for a burst that may not come. */
         b->head = 0;
         if (b->cap > RING_KEEP) {
-            free(b->ring);
+            vsched__pages_free(b->ring, b->cap * sizeof *b->ring);
             b->ring = NULL;
             b->cap = 0;
         }

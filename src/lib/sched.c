@@ -666,11 +666,12 @@ static vsched_batch *batch_new(vsched *s, const vsched_request *reqs, size_t n)
         }
         b->h[i].batch = b;
     }
-    vsched_handle **hs = malloc((n + 1) * sizeof *hs);
-    char(*kinds)[32] = malloc((n + 1) * sizeof *kinds);
+    /* Scratch for the whole batch (huge pages when large: pages.h). */
+    vsched_handle **hs = vsched__pages_alloc((n + 1) * sizeof *hs);
+    char(*kinds)[32] = vsched__pages_alloc((n + 1) * sizeof *kinds);
     if (hs == NULL || kinds == NULL) {
-        free(hs);
-        free(kinds);
+        vsched__pages_free(hs, (n + 1) * sizeof *hs);
+        vsched__pages_free(kinds, (n + 1) * sizeof *kinds);
         atomic_store(&b->refs, 1);
         batch_unref(b);
         return NULL;
@@ -683,8 +684,8 @@ static vsched_batch *batch_new(vsched *s, const vsched_request *reqs, size_t n)
     }
     if (n > 0)
         bind_all(s, hs, n, kinds);
-    free(hs);
-    free(kinds);
+    vsched__pages_free(hs, (n + 1) * sizeof *hs);
+    vsched__pages_free(kinds, (n + 1) * sizeof *kinds);
     return b;
 }
 
