@@ -243,8 +243,6 @@ static int upsert(vsched *s, vsched__file *f, vsched_handle *h,
         return rc;
     free(f->content);
     f->content = h->extra->content;
-    f->content_len = h->extra->content_len;
-    f->has_content = 1;
     h->extra->content = NULL;
     h->flags &= ~VSCHED_REQ_CONTENT; /* an upsert applies once */
     return VSCHED_OK;

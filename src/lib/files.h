@@ -43,6 +43,13 @@
 struct vsched;
 
 /* A parsed snapshot, freed through the executor after its last reference. */
+/* Upserted bytes: one allocation, the length ahead of them (and a NUL
+ * after, for plugins that read text). */
+typedef struct vsched__content {
+    size_t len;
+    char bytes[];
+} vsched__content;
+
 typedef struct vsched__snap {
     void *p; /* executor-owned */
     atomic_int refs;
@@ -105,7 +112,8 @@ typedef struct vsched__filevec {
 
 typedef struct vsched__file {
     atomic_int refs;      /* the table, nodes, handles, facts, events */
-    uint32_t n_slots;     /* of slots[] */
+    uint16_t n_slots;     /* of slots[] (at most UINT16_MAX profiles) */
+    uint16_t retired;     /* left the table (0 or 1) */
     uint64_t incarnation; /* process-unique object identity */
     uint64_t lifetime;    /* submission lifetime (kept by a re-home) */
     uint64_t generation;  /* advanced on each content change */
@@ -119,9 +127,9 @@ typedef struct vsched__file {
     vsched__slot *slots; /* one per profile: &slot0, or a heap array */
     vsched__slot slot0;  /* the first profile's (most files have one) */
 
-    /* Upserted content overriding the loader (VSCHED_REQ_CONTENT). */
-    char *content;
-    size_t content_len;
+    /* Upserted content overriding the loader (VSCHED_REQ_CONTENT), or
+     * NULL. */
+    struct vsched__content *content;
 
     /* The integrated Source (facts != NULL), or nothing. */
     vsched__facts *facts;
@@ -130,8 +138,6 @@ typedef struct vsched__file {
     uint64_t unit_hash;     /* of the unit it was built in (unit.h), or 0 */
     struct vsched__file *successor; /* a re-home's replacement (reference) */
 
-    unsigned retired : 1;     /* left the table */
-    unsigned has_content : 1; /* content overrides the loader */
     /* Canonical source name: the MVCC directory's copy (root.h), one per
      * name however many objects it had, valid while the directory lives
      * -- which is longer than any file object. */

@@ -157,8 +157,8 @@ typedef struct vsched__task {
 typedef struct vsched__req_extra {
     vsched_join_fn on_join; /* or NULL */
     void *join_user;
-    char *content; /* upsert bytes (owned) until admitted, or NULL */
-    size_t content_len;
+    struct vsched__content *content; /* upsert bytes (owned) until
+                                        admitted, or NULL */
 } vsched__req_extra;
 
 /* A request's handle. Its result's strings are the handle's own: name

@@ -295,17 +295,6 @@ void vsched_destroy(vsched *s)
 
 /* ---- handles -------------------------------------------------------------------- */
 
-static char *copy_bytes(const char *p, size_t n)
-{
-    char *c = malloc(n + 1);
-    if (c != NULL) {
-        if (n > 0)
-            memcpy(c, p, n);
-        c[n] = '\0';
-    }
-    return c;
-}
-
 /* Fill h from req; profile is h's copy of the profile (owned by h or its
  * batch). */
 static int handle_init(vsched *s, vsched_handle *h, const vsched_request *req,
@@ -331,10 +320,15 @@ static int handle_init(vsched *s, vsched_handle *h, const vsched_request *req,
     x->on_join = req->on_join;
     x->join_user = req->join_user;
     if (content) {
-        x->content = copy_bytes(req->content, req->content_len);
-        x->content_len = req->content_len;
+        if (req->content_len > SIZE_MAX - sizeof *x->content - 1)
+            return VSCHED_ENOMEM;
+        x->content = malloc(sizeof *x->content + req->content_len + 1);
         if (x->content == NULL)
             return VSCHED_ENOMEM;
+        x->content->len = req->content_len;
+        if (req->content_len > 0)
+            memcpy(x->content->bytes, req->content, req->content_len);
+        x->content->bytes[req->content_len] = '\0';
     }
     return VSCHED_OK;
 }

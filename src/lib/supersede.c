@@ -386,10 +386,7 @@ vsched__file *vsched__rehome(vsched *s, vsched__file *f, const char *kind,
     /* The successor keeps upserted content: a queued update still
      * reaches it. */
     nf->content = f->content;
-    nf->content_len = f->content_len;
-    nf->has_content = f->has_content;
     f->content = NULL;
-    f->has_content = 0;
     sweep w = {{0}, {0}};
     vsched__root_begin(s->root);
     retire_file(s, f);
@@ -500,8 +497,6 @@ static int op_close(vsched *s, vsched__file *f, vsched__pass *p)
     if (rc == VSCHED_OK) {
         free(f->content);
         f->content = NULL;
-        f->content_len = 0;
-        f->has_content = 0;
     }
     return rc;
 }

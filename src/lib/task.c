@@ -342,14 +342,14 @@ vsched__task *vsched__task_for(vsched *s, vsched__node *n)
         t->snap = vsched__snap_ref(f->snap);
         t->content_hash = f->facts->content_hash;
     }
-    if (n->kind == VSCHED__K_SOURCE && f->has_content) {
+    if (n->kind == VSCHED__K_SOURCE && f->content != NULL) {
+        const vsched__content *c = f->content;
         t->has_content = 1;
-        t->len = f->content_len;
-        t->bytes = malloc(f->content_len + 1);
+        t->len = c->len;
+        t->bytes = malloc(c->len + 1);
         if (t->bytes == NULL)
             goto fail;
-        memcpy(t->bytes, f->content, f->content_len);
-        t->bytes[f->content_len] = '\0';
+        memcpy(t->bytes, c->bytes, c->len + 1);
     } else if (n->kind == VSCHED__K_ANALYSIS) {
         if (read_blockers(s, t, n) != VSCHED_OK ||
             read_blocker_snaps(s, t, f, 0) != VSCHED_OK)
