@@ -306,7 +306,7 @@ static void per_file_objects_keep_their_budgeted_sizes(void)
         CU_ASSERT(sz % _Alignof(vsched__node) == 0);
         CU_ASSERT(sz <= sizeof(vsched__node));
     }
-    CU_ASSERT(sizeof(struct vsched_handle) <= 280);
+    CU_ASSERT(sizeof(struct vsched_handle) <= 264);
     CU_ASSERT(sizeof(vsched__file) <= 176);  /* name: a pointer */
     CU_ASSERT(sizeof(vsched_result) == 168); /* public: never shrinks */
 }
@@ -662,6 +662,10 @@ static int refusing_realpath(void *inst, const vsched_ctx *ctx,
     char msg[64];
     snprintf(msg, sizeof msg, "no such source: %s", name);
     ctx->diag(ctx, VSCHED_SEV_ERROR, name, 0, msg);
+    if (strcmp(name, "bad-code") == 0)
+        return -1000; /* no status of the list: answered VSCHED_EINVAL */
+    if (strcmp(name, "bad-positive") == 0)
+        return 7; /* a failure without a status: VSCHED_EINVAL too */
     return VSCHED_ENOENT;
 }
 
@@ -692,8 +696,8 @@ static void a_refused_name_is_answered_with_its_own_words_alone(void)
     vsched_options so = synth_options(&sy, &lo, 1, &cpu, &io);
     vsched *s = NULL;
     CU_ASSERT_EQUAL_FATAL(vsched_create(&s, &so), VSCHED_OK);
-    static const char *const names[] = {"bad-one", "f0", "bad-two", "f1",
-                                        "f2"};
+    static const char *const names[] = {
+        "bad-one", "f0", "bad-two", "f1", "f2", "bad-code", "bad-positive"};
     enum {
         N = sizeof names / sizeof names[0]
     };
@@ -723,6 +727,10 @@ static void a_refused_name_is_answered_with_its_own_words_alone(void)
     }
     CU_ASSERT_EQUAL(res[4]->status, VSCHED_OK);
     CU_ASSERT_EQUAL(res[4]->n_blockers, 1); /* f1 */
+    CU_ASSERT_EQUAL(res[5]->status, VSCHED_EINVAL);
+    CU_ASSERT_STRING_EQUAL(res[5]->message,
+                           "bad-code: no such source: bad-code");
+    CU_ASSERT_EQUAL(res[6]->status, VSCHED_EINVAL);
     vsched_batch_release(b);
     vsched_destroy(s);
     vsched_pool_destroy(io);

@@ -168,13 +168,15 @@ typedef struct vsched__req_extra {
 struct vsched_handle {
     vsched_result result; /* the answer; name/stage/profile are the
                                   request's */
-    vsched *s;
-    vsched_batch *batch; /* owning batch, or NULL */
-    atomic_int refs;     /* single handles: caller + scheduler +
+    vsched_batch *batch;  /* owning batch, or NULL */
+    atomic_int refs;      /* single handles: caller + scheduler +
                                   a pending join callback */
     atomic_int done;
-    int priority;
-    unsigned flags; /* VSCHED_REQ_* still to apply */
+    int32_t priority;
+    int16_t admit_status;   /* failure found before admission */
+    uint8_t flags;          /* VSCHED_REQ_* still to apply */
+    uint8_t join_fired : 1; /* its join callback was queued once */
+    uint8_t name_kept : 1;  /* result.name is its batch's directory's */
     uint64_t cost_ns;
     struct vsched__req_extra *extra; /* what few requests carry, or NULL */
     const char *profile_key; /* the profile, interned (slots key on it) */
@@ -184,9 +186,6 @@ struct vsched_handle {
     uint64_t epoch;          /* reset epoch at submission */
     vsched_handle *next;     /* a node's waiter list; the readmit queue */
     vsched__facts *facts;    /* the result's deps/blockers (reference) */
-    int admit_status;        /* failure found before admission */
-    unsigned join_fired : 1; /* its join callback was queued once */
-    unsigned name_kept : 1;  /* result.name is its batch's directory's */
 };
 
 struct vsched_batch {

@@ -297,15 +297,16 @@ void vsched_destroy(vsched *s)
 
 /* Fill h from req; profile is h's copy of the profile (owned by h or its
  * batch). */
-static int handle_init(vsched *s, vsched_handle *h, const vsched_request *req,
+static int handle_init(vsched_handle *h, const vsched_request *req,
                        const char *profile)
 {
     memset(h, 0, sizeof *h);
-    h->s = s;
     h->result.stage = req->stage;
     h->result.profile = profile;
     h->priority = req->priority;
-    h->flags = req->flags;
+    /* The flags the scheduler acts on; others mean nothing here. */
+    h->flags = (uint8_t)(req->flags &
+                         (VSCHED_REQ_FOLLOW_LATEST | VSCHED_REQ_CONTENT));
     h->cost_ns = req->cost_ns;
     h->kind = "";
     atomic_init(&h->done, 0);
@@ -333,10 +334,13 @@ static int handle_init(vsched *s, vsched_handle *h, const vsched_request *req,
     return VSCHED_OK;
 }
 
-static void handle_fini(vsched_handle *h)
+/* s: the scheduler, for a handle still bound to its file object -- one
+ * whose submission failed, while s lives; an answered handle holds no
+ * file (outcome.c), and s may be gone by then. */
+static void handle_fini(vsched *s, vsched_handle *h)
 {
     if (h->file != NULL)
-        vsched__file_unref(h->s, h->file); /* never admitted */
+        vsched__file_unref(s, h->file); /* never admitted */
     vsched__facts_unref(h->facts);
     if (h->extra != NULL)
         free(h->extra->content);
@@ -355,7 +359,7 @@ static void batch_unref(vsched_batch *b)
     if (atomic_fetch_sub(&b->refs, 1) != 1)
         return;
     for (size_t i = 0; i < b->n; i++)
-        handle_fini(&b->h[i]);
+        handle_fini(b->s, &b->h[i]);
     vsched__root_dir_release(b->names);
     vsched__pages_free(b, b->block);
 }
@@ -375,7 +379,7 @@ void vsched__handle_unref(vsched_handle *h)
         return;
     }
     if (atomic_fetch_sub(&h->refs, 1) == 1) {
-        handle_fini(h);
+        handle_fini(NULL, h); /* answered: bound to no file */
         free((char *)h->result.profile);
         free(h);
     }
@@ -453,7 +457,9 @@ static void handle_resolve(vsched *s, resolver *r, vsched_handle *h,
     } else {
         free(canon);
         h->result.name = strdup(name);
-        h->admit_status = rc < 0 ? rc : VSCHED_EINVAL;
+        /* A status of the list (plugin.h); anything else is EINVAL. */
+        h->admit_status =
+            (int16_t)(rc < 0 && rc > VSCHED_E__LAST ? rc : VSCHED_EINVAL);
         /* The loader's own words, when it gave any, say more than the
          * code. */
         const char *why = probe->n_diags > 0 && probe->diags[0].message != NULL
@@ -509,9 +515,9 @@ static vsched_handle *handle_new(vsched *s, const vsched_request *req)
     vsched_handle *h = malloc(sizeof *h);
     char *profile = strdup(req->profile != NULL ? req->profile : "");
     if (h == NULL || profile == NULL ||
-        handle_init(s, h, req, profile) != VSCHED_OK) {
+        handle_init(h, req, profile) != VSCHED_OK) {
         if (h != NULL)
-            handle_fini(h);
+            handle_fini(s, h);
         free(h);
         free(profile);
         return NULL;
@@ -594,7 +600,8 @@ int vsched_wait(vsched_handle *h, const vsched_result **res)
         return VSCHED_EINVAL;
     if (!atomic_load(&h->done)) {
         vsched__block bl;
-        vsched__block_begin(&bl); /* h->s may be freed once h is done */
+        vsched__block_begin(
+            &bl); /* the scheduler may be gone once h is done */
         vsched__block_wait(&bl, h, &h->done);
         vsched__block_end(&bl);
     }
@@ -652,7 +659,7 @@ static vsched_batch *batch_new(vsched *s, const vsched_request *reqs, size_t n)
             last = names;
             names += l;
         }
-        if (handle_init(s, &b->h[i], &reqs[i], last) != VSCHED_OK) {
+        if (handle_init(&b->h[i], &reqs[i], last) != VSCHED_OK) {
             b->n = i + 1;
             atomic_store(&b->refs, 1);
             batch_unref(b);
