@@ -857,10 +857,23 @@ static void batch_results_share_one_name_a_file(void)
     CU_ASSERT_STRING_EQUAL(one->name, reqs[5].name);
     CU_ASSERT_PTR_NOT_EQUAL(one->name, r1[5]->name);
     vsched_batch_release(b1);
-    /* b2 alone holds the names now. */
-    for (size_t i = 0; i < N; i++)
+    /* b2 alone holds the names now, its blockers' names too: each the
+     * very string its blocker's own result names (one copy a name). */
+    size_t shared = 0, blockers = 0;
+    for (size_t i = 0; i < N; i++) {
         wrong += strcmp(r2[i]->name, reqs[i].name) != 0;
+        for (size_t k = 0; k < r2[i]->n_blockers; k++) {
+            size_t stride = 7 * (k + 1), j = i - stride;
+            char want[16];
+            synth_name(want, sizeof want, j);
+            blockers++;
+            wrong += i < stride || strcmp(r2[i]->blockers[k], want) != 0;
+            shared += i >= stride && r2[i]->blockers[k] == r2[j]->name;
+        }
+    }
     CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT(blockers > 2 * N);
+    CU_ASSERT_EQUAL(shared, blockers);
     vsched_batch_release(b2);
     CU_ASSERT_STRING_EQUAL(one->name, reqs[5].name);
     vsched_handle_release(h);

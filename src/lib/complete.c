@@ -110,8 +110,7 @@ static int integrate_source(vsched *s, vsched__task *t, vsched__pass *p)
     for (size_t i = 0; i < fa->n_deps + fa->n_blockers; i++) {
         const char *name = vsched__facts_dep_names(fa)[i];
         int created;
-        vsched__file *d = vsched__files_ensure_h(&s->files, name, strlen(name),
-                                                 t->dep_hashes[i], &created);
+        vsched__file *d = vsched__files_ensure_kept(&s->files, name, &created);
         if (d == NULL)
             abort(); /* integration is never half done */
         vsched__ensure_source(s, d, n->priority);

@@ -95,38 +95,33 @@ void vsched__snap_unref(vsched *s, vsched__snap *sn)
 
 /* ---- facts -------------------------------------------------------------------- */
 
-vsched__facts *vsched__facts_new(uint64_t content_hash,
+vsched__facts *vsched__facts_new(vsched__root_dir *dir, uint64_t content_hash,
                                  const char *const *names, size_t n_deps,
                                  size_t n_blockers, uint64_t *hashes)
 {
-    size_t n = n_deps + n_blockers, bytes = 0;
+    size_t n = n_deps + n_blockers;
     if (n_deps > UINT32_MAX || n_blockers > UINT32_MAX)
         return NULL;
-    /* hashes[] holds each name's length until it holds its hash. */
-    for (size_t i = 0; i < n; i++) {
-        hashes[i] = strlen(names[i]);
-        bytes += hashes[i] + 1;
-    }
     vsched__facts *fa = malloc(sizeof *fa + (n + 1) * sizeof(char *) +
-                               n * sizeof(vsched__file *) + bytes);
+                               n * sizeof(vsched__file *));
     if (fa == NULL)
         return NULL;
     atomic_init(&fa->refs, 1);
     fa->content_hash = content_hash;
-    fa->n_deps = (uint32_t)n_deps;
+    fa->n_deps = (uint32_t)n_deps; /* before the accessors: they count */
     fa->n_blockers = (uint32_t)n_blockers;
     vsched__file **files = vsched__facts_files(fa);
     const char **kept = vsched__facts_dep_names(fa);
-    char *at = (char *)(kept + n + 1);
-    kept[n] = NULL;
     for (size_t i = 0; i < n; i++) {
-        size_t l = (size_t)hashes[i];
-        memcpy(at, names[i], l + 1);
-        kept[i] = at;
+        hashes[i] = vsched__name_hash(names[i], strlen(names[i]));
         files[i] = NULL;
-        hashes[i] = vsched__name_hash(at, l);
-        at += l + 1;
     }
+    kept[n] = NULL;
+    if (vsched__root_names(dir, names, hashes, n, kept) != VSCHED_OK) {
+        free(fa);
+        return NULL;
+    }
+    fa->names = vsched__root_dir_hold(dir);
     return fa;
 }
 
@@ -139,9 +134,11 @@ vsched__facts *vsched__facts_ref(vsched__facts *fa)
 
 void vsched__facts_unref(vsched__facts *fa)
 {
-    if (fa != NULL &&
-        atomic_fetch_sub_explicit(&fa->refs, 1, memory_order_acq_rel) == 1)
-        free(fa);
+    if (fa == NULL ||
+        atomic_fetch_sub_explicit(&fa->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    vsched__root_dir_release(fa->names); /* may free the names: last */
+    free(fa);
 }
 
 /* ---- file objects ------------------------------------------------------------- */

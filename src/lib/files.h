@@ -60,17 +60,19 @@ struct vsched__file;
 
 /* What a result names of an integrated Source: the content hash and the
  * deps' and blockers' names. Immutable once made, shared by the file and
- * the results handed to callers; it refers to nothing else, so a result
- * may outlive the scheduler. */
+ * the results handed to callers. Its names are the name directory's
+ * copies (root.h), held by a reference on the directory, so a result may
+ * outlive the scheduler and the record copies no name. */
 typedef struct vsched__facts {
     atomic_int refs;
     uint32_t n_deps, n_blockers;
     uint64_t content_hash;
+    struct vsched__root_dir *names; /* a reference */
     /* Then, in the same block: the integrating file's deps[] and
      * blockers[] (n_deps + n_blockers file pointers; the file holds the
-     * references, results never read them), the names (n_deps +
-     * n_blockers + 1 pointers, deps first, NULL-ended) and their bytes;
-     * read through the accessors below. */
+     * references, results never read them) and the names (n_deps +
+     * n_blockers + 1 pointers, deps first, NULL-ended); read through the
+     * accessors below. */
 } vsched__facts;
 
 static inline struct vsched__file **vsched__facts_files(vsched__facts *fa)
@@ -221,10 +223,12 @@ void vsched__executor_flush(struct vsched *s, int wait);
 
 /* ---- facts ------------------------------------------------------------------ */
 /* A record of names[0..n_deps) (deps) then the blockers after them, each
- * name's hash in hashes[] (the caller's array, n_deps + n_blockers long);
- * files[] is left for integration to fill. Any thread, no lock. NULL on
- * exhaustion. */
-vsched__facts *vsched__facts_new(uint64_t content_hash,
+ * named in the directory `dir` (one hold of its lock) and its hash left in
+ * hashes[] (the caller's array, n_deps + n_blockers long); files[] is left
+ * for integration to fill. Any thread, without the scheduler lock. NULL
+ * on exhaustion. */
+vsched__facts *vsched__facts_new(struct vsched__root_dir *dir,
+                                 uint64_t content_hash,
                                  const char *const *names, size_t n_deps,
                                  size_t n_blockers, uint64_t *hashes);
 vsched__facts *vsched__facts_ref(vsched__facts *fa);

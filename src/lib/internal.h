@@ -132,11 +132,9 @@ typedef struct vsched__task {
     void *new_snapshot;   /* Source: executor-owned */
     vsched_deps_out deps; /* Source: owned arrays and strings */
     /* Source, parsed: what integration publishes, built unlocked by the
-     * stage (stages.c) -- the facts record (its names, self references
-     * dropped), each name's hash, the snapshot record. */
+     * stage (stages.c) -- the facts record (its names the directory's,
+     * self references dropped) and the snapshot record. */
     vsched__facts *facts;
-    uint64_t *dep_hashes;
-    uint64_t inline_dep_hashes[8];
     vsched__snap *snap_new;
     uint64_t out_hash;
     char *artifact_path; /* owned */

@@ -39,7 +39,7 @@ vsched__root_dir *vsched__root_dir_new(void)
     if (d == NULL)
         return NULL;
     pthread_mutex_init(&d->lock, NULL);
-    d->refs = 1;
+    atomic_init(&d->refs, 1);
     return d;
 }
 
@@ -56,26 +56,25 @@ static void dir_free(vsched__root_dir *d)
 
 vsched__root_dir *vsched__root_dir_hold(vsched__root_dir *d)
 {
-    pthread_mutex_lock(&d->lock);
-    d->refs++;
-    pthread_mutex_unlock(&d->lock);
+    atomic_fetch_add_explicit(&d->refs, 1, memory_order_relaxed);
     return d;
 }
 
+/* Drop a reference taken under root_dir.lock, releasing the lock first:
+ * the last one frees d (whoever drops it saw every write made under the
+ * lock before, through the acquire). */
 static void dir_unref_locked(vsched__root_dir *d)
 {
-    int last = --d->refs == 0;
     pthread_mutex_unlock(&d->lock);
-    if (last)
+    if (atomic_fetch_sub_explicit(&d->refs, 1, memory_order_acq_rel) == 1)
         dir_free(d);
 }
 
 void vsched__root_dir_release(vsched__root_dir *d)
 {
-    if (d == NULL)
-        return;
-    pthread_mutex_lock(&d->lock);
-    dir_unref_locked(d);
+    if (d != NULL &&
+        atomic_fetch_sub_explicit(&d->refs, 1, memory_order_acq_rel) == 1)
+        dir_free(d);
 }
 
 static size_t slot_of(vsched__history *const *slots, size_t cap,
@@ -217,6 +216,22 @@ const char *vsched__root_name(vsched__root_dir *d, const char *name,
     return h != NULL ? h->name : NULL;
 }
 
+int vsched__root_names(vsched__root_dir *d, const char *const *names,
+                       const uint64_t *hashes, size_t n, const char **kept)
+{
+    int rc = VSCHED_OK;
+    pthread_mutex_lock(&d->lock);
+    for (size_t i = 0; i < n && rc == VSCHED_OK; i++) {
+        vsched__history *h = ensure(d, names[i], hashes[i], n - 1 - i);
+        if (h == NULL)
+            rc = VSCHED_ENOMEM;
+        else
+            kept[i] = h->name;
+    }
+    pthread_mutex_unlock(&d->lock);
+    return rc;
+}
+
 void vsched__root_end(vsched__root_dir *d)
 {
     if (--d->depth > 0)
@@ -252,7 +267,7 @@ int vsched_capture_source_root(vsched *s, vsched_root **out)
         d->roots->prev = r;
     d->roots = r;
     d->n_roots++;
-    d->refs++;
+    atomic_fetch_add_explicit(&d->refs, 1, memory_order_relaxed);
     pthread_mutex_unlock(&d->lock);
     *out = r;
     return VSCHED_OK;

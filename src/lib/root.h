@@ -33,6 +33,7 @@
 #define VSCHED_LIB_ROOT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,9 +51,9 @@ typedef struct vsched__version {
 typedef struct vsched__history vsched__history;
 
 typedef struct vsched__root_dir {
-    pthread_mutex_t lock;    /* rank 2: history, leases, visible, refs */
-    int refs;                /* scheduler + live roots */
-    uint64_t visible;        /* the newest epoch captures see */
+    pthread_mutex_t lock; /* rank 2: history, leases, visible */
+    atomic_int refs;  /* scheduler + live roots + batches + facts records */
+    uint64_t visible; /* the newest epoch captures see */
     vsched__history **slots; /* open addressing by name */
     size_t cap, n;
     size_t n_versions;
@@ -96,6 +97,11 @@ void vsched__root_end(vsched__root_dir *d);
  * NULL on exhaustion. */
 const char *vsched__root_name(vsched__root_dir *d, const char *name,
                               uint64_t hash, size_t more);
+/* The directory's copies of n names (hashes as above) into kept[], in one
+ * hold of root_dir.lock. VSCHED_ENOMEM when one could not be made (kept[]
+ * is then partly set). */
+int vsched__root_names(vsched__root_dir *d, const char *const *names,
+                       const uint64_t *hashes, size_t n, const char **kept);
 
 /* The scheduler's word kept with the name `kept` (the directory's copy,
  * as for vsched__root_put): NULL until the scheduler stores there, which

@@ -165,21 +165,21 @@ static void free_names(char **v, size_t n)
 }
 
 /* What integration will publish, built here without the scheduler lock:
- * the facts record (names copied, self references dropped, hashed) and
- * the snapshot's record; the executor's arrays are freed. Integration
- * then only looks the names up. */
+ * the facts record (self references dropped, each name the directory's
+ * copy) and the snapshot's record; the executor's arrays are freed.
+ * Integration then only looks the names up, by the directory's copy. */
 static int prepare_source(vsched__task *t)
 {
     size_t nd = t->deps.n_deps, nb = t->deps.n_blockers, n = nd + nb;
     const char *inline_names[16];
+    uint64_t inline_hashes[16];
     const char **names = n <= 16 ? inline_names : malloc(n * sizeof *names);
-    uint64_t *hashes =
-        n <= 8 ? t->inline_dep_hashes : malloc(n * sizeof *hashes);
+    uint64_t *hashes = n <= 16 ? inline_hashes : malloc(n * sizeof *hashes);
     t->snap_new = vsched__snap_new(t->new_snapshot);
     if (names == NULL || hashes == NULL || t->snap_new == NULL) {
         if (names != inline_names)
             free(names);
-        if (hashes != t->inline_dep_hashes)
+        if (hashes != inline_hashes)
             free(hashes);
         return VSCHED_ENOMEM; /* task_free hands the snapshot back */
     }
@@ -191,10 +191,12 @@ static int prepare_source(vsched__task *t)
     for (size_t i = 0; i < nb; i++)
         if (strcmp(t->deps.blockers[i], t->name) != 0)
             names[kd + kb++] = t->deps.blockers[i];
-    t->dep_hashes = hashes;
-    t->facts = vsched__facts_new(t->out_hash, names, kd, kb, hashes);
+    t->facts =
+        vsched__facts_new(t->s->root, t->out_hash, names, kd, kb, hashes);
     if (names != inline_names)
         free(names);
+    if (hashes != inline_hashes)
+        free(hashes);
     free_names(t->deps.deps, nd);
     free_names(t->deps.blockers, nb);
     t->deps = (vsched_deps_out){0};

@@ -67,8 +67,6 @@ static void task_scrub(vsched *s, vsched__task *t)
     free(t->blk_mem); /* blk, blk_snaps and copied names, when not inline */
     vsched__facts_unref(t->blk_facts);
     vsched__facts_unref(t->facts);
-    if (t->dep_hashes != t->inline_dep_hashes)
-        free(t->dep_hashes);
     free_strv(t->deps.deps, t->deps.n_deps);
     free_strv(t->deps.blockers, t->deps.n_blockers);
     vsched__diags_free(t->diags, t->n_diags);
