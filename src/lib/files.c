@@ -366,8 +366,6 @@ vsched__slot *vsched__file_slot(vsched__file *f, const char *profile)
     if (sl != NULL)
         return sl;
     vsched__slot *v;
-    if (f->n_slots == UINT16_MAX)
-        return NULL; /* as exhaustion: no more profiles for one file */
     if (f->n_slots == 0) {
         v = &f->slot0; /* the first profile's slot lives in the object */
     } else {

@@ -114,8 +114,7 @@ typedef struct vsched__filevec {
 
 typedef struct vsched__file {
     atomic_int refs;      /* the table, nodes, handles, facts, events */
-    uint16_t n_slots;     /* of slots[] (at most UINT16_MAX profiles) */
-    uint16_t retired;     /* left the table (0 or 1) */
+    uint32_t n_slots;     /* of slots[] */
     uint64_t incarnation; /* process-unique object identity */
     uint64_t lifetime;    /* submission lifetime (kept by a re-home) */
     uint64_t generation;  /* advanced on each content change */
@@ -140,6 +139,7 @@ typedef struct vsched__file {
     uint64_t unit_hash;     /* of the unit it was built in (unit.h), or 0 */
     struct vsched__file *successor; /* a re-home's replacement (reference) */
 
+    uint32_t retired; /* left the table (0 or 1) */
     /* Canonical source name: the MVCC directory's copy (root.h), one per
      * name however many objects it had, valid while the directory lives
      * -- which is longer than any file object. */
