@@ -724,6 +724,21 @@ static void node_state_has_monotonic_timestamps_and_outcome(void)
     dw_stop(s);
 }
 
+/* A scheduler with no node projects an empty list (the sort of none is
+ * skipped: qsort wants an array even of no elements, UBSan says). */
+static void graph_json_of_an_empty_graph_is_an_empty_list(void)
+{
+    vsched *s = dw_start(files, 1, 0);
+    char *json = NULL;
+    size_t len = 0;
+    CU_ASSERT_EQUAL_FATAL(vsched_graph_json(s, &json, &len), 0);
+    CU_ASSERT_EQUAL(strlen(json), len);
+    CU_ASSERT_PTR_NOT_NULL(strstr(json, "{\"nodes\":["));
+    CU_ASSERT_PTR_NULL(strstr(json, "\"id\""));
+    free(json);
+    dw_stop(s);
+}
+
 static void graph_json_projects_nodes_states_and_gated_edges(void)
 {
     vsched *s = dw_start(files, 2, 0);
@@ -787,6 +802,7 @@ int main(void)
         T_(dedupe_hook_is_probed_before_admission),
         T_(job_depends_on_file_artifacts_and_gets_their_paths),
         T_(node_state_has_monotonic_timestamps_and_outcome),
+        T_(graph_json_of_an_empty_graph_is_an_empty_list),
         T_(graph_json_projects_nodes_states_and_gated_edges),
 #undef T_
         {NULL, NULL},

@@ -276,7 +276,8 @@ int vsched_graph_json(vsched *s, char **buf, size_t *len)
     vsched__lock(s);
     vsched__nodevec all = {0};
     vsched__graph_each(&s->graph, collect, &all);
-    qsort(all.v, all.n, sizeof *all.v, by_id);
+    if (all.n > 0) /* qsort wants an array, even of none */
+        qsort(all.v, all.n, sizeof *all.v, by_id);
     fputs("{\"nodes\":[", f);
     for (uint32_t i = 0; i < all.n; i++) {
         fputs(i ? ",\n" : "\n", f);
