@@ -88,6 +88,82 @@ static void init_ordered(void)
     ordered[40] = (mem_file){NULL, NULL};
 }
 
+/* Short work runs on one CPU runner at a time (runner.c, defer_runner),
+ * but a task that blocks outside the scheduler holds nothing back for
+ * long: here, once every step is known to be short, a.c's Artifact waits
+ * (on a condition variable, unseen by the scheduler) for b.c's Artifact,
+ * submitted after it; a second runner must start for b.c. The wait gives
+ * up after 10 s, which fails the test. */
+enum {
+    WARM_FILES = 400
+};
+static mem_file warm_world[WARM_FILES + 3];
+static char warm_names[WARM_FILES][16];
+static pthread_mutex_t ab_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ab_cond = PTHREAD_COND_INITIALIZER;
+static int a_entered, b_done, a_timed_out;
+
+static void a_waits_for_b(char stage, const char *name, const vsched_ctx *ctx)
+{
+    (void)ctx;
+    if (stage != 'R')
+        return;
+    pthread_mutex_lock(&ab_lock);
+    if (strcmp(name, "b.c") == 0) {
+        b_done = 1;
+        pthread_cond_broadcast(&ab_cond);
+    } else if (strcmp(name, "a.c") == 0) {
+        a_entered = 1;
+        pthread_cond_broadcast(&ab_cond);
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 10;
+        while (!b_done && !a_timed_out)
+            a_timed_out =
+                pthread_cond_timedwait(&ab_cond, &ab_lock, &until) != 0;
+    }
+    pthread_mutex_unlock(&ab_lock);
+}
+
+static void a_blocked_short_task_does_not_hold_back_the_rest(void)
+{
+    for (int i = 0; i < WARM_FILES; i++) {
+        snprintf(warm_names[i], sizeof warm_names[i], "w%03d.c", i);
+        warm_world[i] = (mem_file){warm_names[i], "int w;\n"};
+    }
+    warm_world[WARM_FILES] = (mem_file){"a.c", "int a;\n"};
+    warm_world[WARM_FILES + 1] = (mem_file){"b.c", "int b;\n"};
+    warm_world[WARM_FILES + 2] = (mem_file){NULL, NULL};
+    a_entered = b_done = a_timed_out = 0;
+    vsched *s = start(warm_world, 2);
+    /* Every step's average is known, and short. */
+    static vsched_request warm[WARM_FILES];
+    for (int i = 0; i < WARM_FILES; i++)
+        warm[i] = REQ(warm_names[i], VSCHED_STAGE_ARTIFACT, 0);
+    vsched_batch *wb = NULL;
+    CU_ASSERT_FATAL(vsched_submit_batch_atomic(s, warm, WARM_FILES, &wb) == 0);
+    CU_ASSERT_EQUAL(vsched_wait_batch(wb, NULL), 0);
+    vsched_batch_release(wb);
+    stage_hook = a_waits_for_b;
+    vsched_handle *ha = NULL, *hb = NULL;
+    vsched_request ra = REQ("a.c", VSCHED_STAGE_ARTIFACT, 0);
+    vsched_request rb = REQ("b.c", VSCHED_STAGE_ARTIFACT, 0);
+    CU_ASSERT_FATAL(vsched_submit_request(s, &ra, &ha) == 0);
+    pthread_mutex_lock(&ab_lock);
+    while (!a_entered)
+        pthread_cond_wait(&ab_cond, &ab_lock);
+    pthread_mutex_unlock(&ab_lock);
+    CU_ASSERT_FATAL(vsched_submit_request(s, &rb, &hb) == 0);
+    const vsched_result *res = NULL;
+    CU_ASSERT_EQUAL(vsched_wait(hb, &res), 0);
+    CU_ASSERT_EQUAL(vsched_wait(ha, &res), 0);
+    CU_ASSERT_EQUAL(a_timed_out, 0);
+    stage_hook = NULL;
+    vsched_handle_release(ha);
+    vsched_handle_release(hb);
+    stop(s);
+}
+
 /* Several threads wait on one batch at once, each with its own array:
  * each gets every result, in input order, and nothing of the batch is
  * written by a waiter (ThreadSanitizer checks; the batch once kept an
@@ -488,6 +564,8 @@ static const vr_cu_test tests[] = {
     {"analysis_hash_covers_included_headers",
      analysis_hash_covers_included_headers},
     {"many_threads_wait_on_one_batch", many_threads_wait_on_one_batch},
+    {"a_blocked_short_task_does_not_hold_back_the_rest",
+     a_blocked_short_task_does_not_hold_back_the_rest},
     {"wait_batch_returns_results_in_input_order",
      wait_batch_returns_results_in_input_order},
     {"source_only_request_stops_after_dependency_integration",

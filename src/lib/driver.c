@@ -40,7 +40,10 @@ int vsched__on_driver(const vsched *s)
 
 void vsched__driver_repump(vsched *s)
 {
-    if (atomic_exchange(&s->repump, 1) == 0)
+    /* The driver asking itself (its own re-pump, or a kick of its own)
+     * waits out the delay instead: a nudge would end the wait at once and
+     * turn the re-pump into a busy loop. */
+    if (atomic_exchange(&s->repump, 1) == 0 && !vsched__on_driver(s))
         vsched__inbox_nudge(&s->inbox);
 }
 
@@ -93,7 +96,9 @@ static void repump(vsched *s)
     vsched__pass p = {0};
     vsched__lock(s);
     atomic_store(&s->repump, 0);
+    s->in_repump = 1;
     vsched__kick(s); /* may ask again */
+    s->in_repump = 0;
     vsched__unlock_run(s, &p);
 }
 

@@ -270,6 +270,13 @@ struct vsched {
     unsigned runner_limit[2]; /* at most this many (the pools' threads) */
     unsigned blocked[2];      /* runners whose task blocks (runner.c):
                                  each raises the limit by one */
+    /* Short work one runner at a time (runner.c, defer_runner): batches
+     * integrated and runners ended, per queue; the count when a second
+     * runner was last held back, and whether one is being held back. */
+    uint64_t progress[2];
+    uint64_t defer_progress[2];
+    unsigned defer_armed[2];
+    unsigned in_repump : 1; /* the driver's re-pump is kicking */
     /* Read-ahead: Sources loaded and waiting (READY, holding their task
      * and bytes) to be parsed on the CPU pool. Raised when a load
      * completes (complete.c); lowered when a runner takes one to parse

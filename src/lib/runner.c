@@ -90,6 +90,37 @@ void vsched__loaded_taken(vsched *s)
         vsched__kick(s);
 }
 
+static int short_step(const vsched *s, const vsched__node *n);
+
+/* Lock held: hold back one more runner of queue q? Work whose steps run
+ * shorter than the lock costs them (the short steps of RUNNER_BATCH_NS)
+ * is taken by one runner at a time: a second one only waits for the
+ * scheduler lock the first holds for most of each round, and every wait
+ * is a sleep and a wake (100k files of empty stages ran in 0.58 s on two
+ * CPU runners, 0.39 s on one, 0.37 s with one CPU thread). A second
+ * runner starts once the first made no progress (integrated no batch and
+ * did not end) between two of the driver's re-pumps, at least 1 ms
+ * apart: a task that blocks outside the scheduler, or runs long, holds
+ * back nothing for longer than that. Work of unknown or longer steps
+ * (compiles) starts every runner the pool allows, as before. */
+static int defer_runner(vsched *s, int q)
+{
+    if (s->runners[q] <= s->blocked[q])
+        return 0; /* no runner at work: start one */
+    const vsched__node *top = vsched__rq_peek(&s->graph.ready[q]);
+    if (top == NULL || !short_step(s, top))
+        return 0;
+    if (!s->defer_armed[q] || s->defer_progress[q] != s->progress[q]) {
+        s->defer_armed[q] = 1;
+        s->defer_progress[q] = s->progress[q];
+    } else if (s->in_repump) {
+        s->defer_armed[q] = 0; /* no progress for a re-pump's delay */
+        return 0;
+    }
+    vsched__driver_repump(s); /* look again after the delay */
+    return 1;
+}
+
 void vsched__kick(vsched *s)
 {
     if (atomic_load_explicit(&s->stopping, memory_order_relaxed))
@@ -103,7 +134,7 @@ void vsched__kick(vsched *s)
                                                             : s->readahead))
             ready = 0;
         while (s->runners[q] < runner_cap(s, q) &&
-               s->runners[q] - s->busy[q] < ready) {
+               s->runners[q] - s->busy[q] < ready && !defer_runner(s, q)) {
             atomic_fetch_add(&s->inside, 1);
             if (vsched_pool_try_submit(pool_of(s, q), runner_main,
                                        &s->runner_args[q]) != VSCHED_OK) {
@@ -356,6 +387,7 @@ static void runner_loop(vsched *s, int q, vsched__task **batch, size_t n,
                     integrate(s, batch[i], &p);
             p.clock = 0;
             n = 0;
+            s->progress[q]++;
         }
         vsched__rqkey key;
         uint64_t now = vsched__now_ns(); /* the batch's start */
@@ -375,6 +407,7 @@ static void runner_loop(vsched *s, int q, vsched__task **batch, size_t n,
         }
         if (n == 0) {
             s->runners[q]--;
+            s->progress[q]++;
             vsched__kick(s); /* a successor, if the budget ran out */
             /* The last completions' tasks go back to the free list now,
              * not to the allocator with this runner's pass. */
