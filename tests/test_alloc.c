@@ -659,14 +659,17 @@ static int refusing_realpath(void *inst, const vsched_ctx *ctx,
 {
     if (strncmp(name, "bad", 3) != 0)
         return synth_loader_ops.realpath(inst, ctx, name, canonical);
-    char msg[64];
-    snprintf(msg, sizeof msg, "no such source: %s", name);
-    ctx->diag(ctx, VSCHED_SEV_ERROR, name, 0, msg);
+    /* -1000: no status of the list; 7: a failure without a status. Both
+     * are answered VSCHED_EINVAL. */
+    int rc = VSCHED_ENOENT;
     if (strcmp(name, "bad-code") == 0)
-        return -1000; /* no status of the list: answered VSCHED_EINVAL */
-    if (strcmp(name, "bad-positive") == 0)
-        return 7; /* a failure without a status: VSCHED_EINVAL too */
-    return VSCHED_ENOENT;
+        rc = -1000;
+    else if (strcmp(name, "bad-positive") == 0)
+        rc = 7;
+    char msg[64] = "no such source: ";
+    strncat(msg, name, sizeof msg - strlen(msg) - 1);
+    ctx->diag(ctx, VSCHED_SEV_ERROR, name, 0, msg);
+    return rc;
 }
 
 /* Options running sy's executor behind loader `lo` on fresh pools of
