@@ -130,6 +130,29 @@ void __wrap_free(void *p)
     __real_free(p);
 }
 
+/* Carve n blocks of len[i] bytes from a into p[], each 16-byte aligned
+ * and zeroed, fill each with its own pattern, then check every block
+ * still holds its own (none overlapped another). */
+static void carve_and_check(vsched__arena *a, unsigned char **p,
+                            const size_t *len, size_t n)
+{
+    size_t misaligned = 0, nonzero = 0, wrong = 0;
+    for (size_t i = 0; i < n; i++) {
+        p[i] = vsched__arena_alloc(a, len[i]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p[i]);
+        misaligned += (uintptr_t)p[i] % 16 != 0;
+        for (size_t k = 0; k < len[i]; k++)
+            nonzero += p[i][k] != 0;
+        memset(p[i], (int)(i % 251) + 1, len[i]);
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < len[i]; k++)
+            wrong += p[i][k] != (unsigned char)((i % 251) + 1);
+    CU_ASSERT_EQUAL(misaligned, 0);
+    CU_ASSERT_EQUAL(nonzero, 0);
+    CU_ASSERT_EQUAL(wrong, 0);
+}
+
 static void arena_memory_is_aligned_zeroed_and_disjoint(void)
 {
     vsched__arena a = VSCHED__ARENA_INIT;
@@ -138,23 +161,9 @@ static void arena_memory_is_aligned_zeroed_and_disjoint(void)
     };
     static unsigned char *p[N];
     static size_t len[N];
-    for (size_t i = 0; i < N; i++) {
-        len[i] = i % 97 == 0 ? 9000 : 1 + (i * 37) % 300; /* some > chunk */
-        p[i] = vsched__arena_alloc(&a, len[i]);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(p[i]);
-        CU_ASSERT_EQUAL((uintptr_t)p[i] % 16, 0);
-        size_t nonzero = 0;
-        for (size_t k = 0; k < len[i]; k++)
-            nonzero += p[i][k] != 0;
-        CU_ASSERT_EQUAL(nonzero, 0);
-        memset(p[i], (int)(i % 251) + 1, len[i]);
-    }
-    /* Every block still holds its own pattern: none overlapped another. */
-    size_t wrong = 0;
     for (size_t i = 0; i < N; i++)
-        for (size_t k = 0; k < len[i]; k++)
-            wrong += p[i][k] != (unsigned char)((i % 251) + 1);
-    CU_ASSERT_EQUAL(wrong, 0);
+        len[i] = i % 97 == 0 ? 9000 : 1 + (i * 37) % 300; /* some > chunk */
+    carve_and_check(&a, p, len, N);
     vsched__arena_fini(&a);
     CU_ASSERT_PTR_NULL(a.chunks);
     unsigned char *q = vsched__arena_alloc(&a, 40);
@@ -200,20 +209,9 @@ static void a_large_arena_takes_huge_pages(void)
     };
     static unsigned char *p[N];
     static size_t len[N];
-    size_t nonzero = 0, wrong = 0;
-    for (size_t i = 0; i < N; i++) {
-        len[i] = 40 + (i * 53) % 200; /* 8 MiB in all */
-        p[i] = vsched__arena_alloc(&a, len[i]);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(p[i]);
-        for (size_t k = 0; k < len[i]; k++)
-            nonzero += p[i][k] != 0;
-        memset(p[i], (int)(i % 251) + 1, len[i]);
-    }
     for (size_t i = 0; i < N; i++)
-        for (size_t k = 0; k < len[i]; k++)
-            wrong += p[i][k] != (unsigned char)((i % 251) + 1);
-    CU_ASSERT_EQUAL(nonzero, 0);
-    CU_ASSERT_EQUAL(wrong, 0);
+        len[i] = 40 + (i * 53) % 200; /* 8 MiB in all */
+    carve_and_check(&a, p, len, N);
     const char *env = getenv("VSCHED_HUGEPAGES");
     int want = env == NULL || strcmp(env, "0") != 0;
     size_t huge = 0, misaligned = 0, unadvised = 0;
@@ -786,6 +784,39 @@ static long batch_tables(vsched *s, const synth *sy, size_t n,
     return tables;
 }
 
+/* A scheduler over synth's world of n files (strides 7, 14, 21) with one
+ * request a file, on fresh pools; closed in the reverse order. */
+typedef struct synth_run {
+    synth sy;
+    char *names;
+    vsched_request *reqs;
+    vsched_pool *cpu, *io;
+    vsched *s;
+} synth_run;
+
+static void synth_run_open(synth_run *r, size_t n)
+{
+    *r = (synth_run){.sy = {.n = n}};
+    CU_ASSERT_EQUAL_FATAL(synth_parse_strides(&r->sy, "7,14,21"), 0);
+    CU_ASSERT_EQUAL_FATAL(synth_count(&r->sy), 0);
+    r->reqs = synth_requests(n, &r->names);
+    vsched_options so =
+        synth_options(&r->sy, &synth_loader_ops, 2, &r->cpu, &r->io);
+    CU_ASSERT_EQUAL_FATAL(vsched_create(&r->s, &so), VSCHED_OK);
+}
+
+/* r->s is destroyed unless the test did (and set it NULL). */
+static void synth_run_close(synth_run *r)
+{
+    if (r->s != NULL)
+        vsched_destroy(r->s);
+    vsched_pool_destroy(r->io);
+    vsched_pool_destroy(r->cpu);
+    synth_free(&r->sy);
+    free(r->names);
+    free(r->reqs);
+}
+
 /* A batch of new names grows the file table, the MVCC directory and the
  * id index once each, to the size the whole batch needs (each growth
  * rereads every entry), not once per doubling; a batch of names already
@@ -795,28 +826,16 @@ static void a_batch_grows_each_table_once_and_only_for_new_names(void)
     enum {
         N = 4000
     };
-    synth sy = {.n = N};
-    CU_ASSERT_EQUAL_FATAL(synth_parse_strides(&sy, "7,14,21"), 0);
-    CU_ASSERT_EQUAL_FATAL(synth_count(&sy), 0);
-    char *names = NULL;
-    vsched_request *reqs = synth_requests(N, &names);
-    vsched_pool *cpu = NULL, *io = NULL;
-    vsched_options so = synth_options(&sy, &synth_loader_ops, 2, &cpu, &io);
-    vsched *s = NULL;
-    CU_ASSERT_EQUAL_FATAL(vsched_create(&s, &so), VSCHED_OK);
-    long first = batch_tables(s, &sy, N, reqs);
-    long again = batch_tables(s, &sy, N, reqs);
+    synth_run r;
+    synth_run_open(&r, N);
+    long first = batch_tables(r.s, &r.sy, N, r.reqs);
+    long again = batch_tables(r.s, &r.sy, N, r.reqs);
     printf("\n  slot arrays allocated: %ld by a batch of %d new names, %ld "
            "by the same batch again ",
            first, (int)N, again);
     CU_ASSERT(first >= 1 && first <= 3);
     CU_ASSERT_EQUAL(again, 0);
-    vsched_destroy(s);
-    vsched_pool_destroy(io);
-    vsched_pool_destroy(cpu);
-    synth_free(&sy);
-    free(names);
-    free(reqs);
+    synth_run_close(&r);
 }
 
 /* A batch's result names are the scheduler's one copy of each name: a
@@ -829,16 +848,11 @@ static void batch_results_share_one_name_a_file(void)
     enum {
         N = 200
     };
-    synth sy = {.n = N};
-    CU_ASSERT_EQUAL_FATAL(synth_parse_strides(&sy, "7,14,21"), 0);
-    CU_ASSERT_EQUAL_FATAL(synth_count(&sy), 0);
-    char *names = NULL;
-    vsched_request *reqs = synth_requests(N, &names);
+    synth_run r;
+    synth_run_open(&r, N);
+    vsched *s = r.s;
+    const vsched_request *reqs = r.reqs;
     static const vsched_result *r1[N], *r2[N];
-    vsched_pool *cpu = NULL, *io = NULL;
-    vsched_options so = synth_options(&sy, &synth_loader_ops, 2, &cpu, &io);
-    vsched *s = NULL;
-    CU_ASSERT_EQUAL_FATAL(vsched_create(&s, &so), VSCHED_OK);
     vsched_batch *b1 = NULL, *b2 = NULL;
     CU_ASSERT_EQUAL_FATAL(vsched_submit_batch_atomic(s, reqs, N, &b1),
                           VSCHED_OK);
@@ -850,6 +864,7 @@ static void batch_results_share_one_name_a_file(void)
     const vsched_result *one = NULL;
     CU_ASSERT_EQUAL(vsched_wait(h, &one), VSCHED_OK);
     vsched_destroy(s);
+    r.s = NULL;
     size_t apart = 0, wrong = 0;
     for (size_t i = 0; i < N; i++) {
         apart += r1[i]->name != r2[i]->name;
@@ -880,11 +895,7 @@ static void batch_results_share_one_name_a_file(void)
     vsched_batch_release(b2);
     CU_ASSERT_STRING_EQUAL(one->name, reqs[5].name);
     vsched_handle_release(h);
-    vsched_pool_destroy(io);
-    vsched_pool_destroy(cpu);
-    synth_free(&sy);
-    free(names);
-    free(reqs);
+    synth_run_close(&r);
 }
 
 /* At most this many heap allocations per file for a whole run. The count
