@@ -12,9 +12,11 @@
  *
  * The re-pump: vsched__kick asks for one when a pool refused a runner
  * (its transport full of host tasks, or a capacity of 1 still held by the
- * task that just finished). The driver then retries after 1 ms, doubling
- * to 50 ms while the pool stays full, so ready work runs as soon as the
- * pool has room, though no completion of the scheduler's own work may come
+ * task that just finished), and while it holds back a second runner of
+ * short work (runner.c, defer_runner). The driver then retries after 1 ms,
+ * doubling to 50 ms while it is asked again, so ready work runs as soon as
+ * the pool has room, or the held-back runner starts once the first made
+ * no progress, though no completion of the scheduler's own work may come
  * to trigger it.
  *
  * Submission from the driver thread itself (a join callback re-entering)
