@@ -232,8 +232,9 @@ static int pass_empty(const vsched__pass *p)
  * the nodes of a batch start in the order single takes would start them;
  * only a submission arriving meanwhile waits for the batch (on average
  * under RUNNER_BATCH x RUNNER_BATCH_NS, 0.64 ms, and far less for the
- * empty stages that make a step's average tiny). A batch also leaves enough ready work of its queue for
- * each other runner, and a batch of loads stays inside the read-ahead
+ * empty stages that make a step's average tiny). A batch also leaves
+ * enough ready work of its queue for each other runner, and a batch of
+ * loads stays inside the read-ahead
  * window. A batch's nodes take one clock reading as their started_ns,
  * read when the batch is taken, so a later node of a batch reads up to
  * the batch's earlier tasks early (at most RUNNER_BATCH x RUNNER_BATCH_NS
