@@ -43,8 +43,8 @@
 
 int vsched__bind(vsched *s, vsched_handle *h)
 {
-    h->epoch = s->epoch;
-    if (h->admit_status != VSCHED_OK)
+    h->pend.epoch = s->epoch;
+    if (h->pend.admit_status != VSCHED_OK)
         return VSCHED_OK; /* answered at admission, without a node */
     int created;
     vsched__file *f =
@@ -52,17 +52,17 @@ int vsched__bind(vsched *s, vsched_handle *h)
             ? vsched__files_ensure_kept(&s->files, h->result.name, &created)
             : vsched__files_ensure(&s->files, h->result.name, &created);
     if (f == NULL) {
-        h->admit_status = VSCHED_ENOMEM;
+        h->pend.admit_status = VSCHED_ENOMEM;
         return VSCHED_ENOMEM;
     }
-    h->file = vsched__file_ref(f);
+    h->pend.file = vsched__file_ref(f);
     return VSCHED_OK;
 }
 
 /* The live object h's lifetime continues in, or NULL when it ended. */
 static vsched__file *lifetime_object(vsched_handle *h)
 {
-    vsched__file *f = h->file;
+    vsched__file *f = h->pend.file;
     while (f->retired && f->successor != NULL)
         f = f->successor;
     return f->retired ? NULL : f;
@@ -250,11 +250,11 @@ static int upsert(vsched *s, vsched__file *f, vsched_handle *h,
 
 void vsched__admit(vsched *s, vsched_handle *h, vsched__pass *p)
 {
-    if (h->admit_status != VSCHED_OK) {
-        vsched__handle_refuse(s, h, h->admit_status, NULL, p);
+    if (h->pend.admit_status != VSCHED_OK) {
+        vsched__handle_refuse(s, h, h->pend.admit_status, NULL, p);
         return;
     }
-    if (h->epoch != s->epoch) {
+    if (h->pend.epoch != s->epoch) {
         vsched__handle_refuse(s, h, VSCHED_ESHUTDOWN,
                               "the scheduler was reset", p);
         return;
@@ -268,10 +268,10 @@ void vsched__admit(vsched *s, vsched_handle *h, vsched__pass *p)
         free(m);
         return;
     }
-    if (h->kind[0] != '\0' && h->class_seq > f->class_seq) {
-        if (f->kind[0] != '\0' && strcmp(f->kind, h->kind) != 0)
+    if (h->pend.kind[0] != '\0' && h->pend.class_seq > f->class_seq) {
+        if (f->kind[0] != '\0' && strcmp(f->kind, h->pend.kind) != 0)
             /* Re-classified ("language re-home"): a new node object. */
-            f = vsched__rehome(s, f, h->kind, h->class_seq, p);
+            f = vsched__rehome(s, f, h->pend.kind, h->pend.class_seq, p);
     }
     if (h->flags & VSCHED_REQ_CONTENT) {
         int rc = upsert(s, f, h, p);
@@ -285,14 +285,14 @@ void vsched__admit(vsched *s, vsched_handle *h, vsched__pass *p)
             return;
         }
     }
-    int prio = h->priority;
+    int prio = h->pend.priority;
     vsched__node *target = vsched__ensure_source(s, f, prio);
     if (h->result.stage >= VSCHED_STAGE_ANALYSIS)
         target = vsched__ensure_analysis(s, f, prio, p);
     if (h->result.stage == VSCHED_STAGE_ARTIFACT)
-        target = vsched__ensure_artifact(s, f, h->profile_key, prio, p);
-    if (h->cost_ns > 0) {
-        uint64_t us = h->cost_ns / 1000;
+        target = vsched__ensure_artifact(s, f, h->pend.profile_key, prio, p);
+    if (h->pend.cost_ns > 0) {
+        uint64_t us = h->pend.cost_ns / 1000;
         vsched__raise(s, target, prio,
                       us > UINT32_MAX ? UINT32_MAX : (uint32_t)(us ? us : 1));
     }
@@ -318,9 +318,9 @@ void vsched__admit_batch(vsched *s, vsched_batch *b, vsched__pass *p)
 
 void vsched__readmit_push(vsched *s, vsched_handle *h)
 {
-    h->next = NULL;
+    h->pend.next = NULL;
     if (s->readmit_tail != NULL)
-        s->readmit_tail->next = h;
+        s->readmit_tail->pend.next = h;
     else
         s->readmit = h;
     s->readmit_tail = h;
@@ -331,10 +331,10 @@ void vsched__readmit_drain(vsched *s, vsched__pass *p)
     vsched__units_drain(s, p); /* replacements keep their waiters */
     while (s->readmit != NULL) {
         vsched_handle *h = s->readmit;
-        s->readmit = h->next;
+        s->readmit = h->pend.next;
         if (s->readmit == NULL)
             s->readmit_tail = NULL;
-        h->next = NULL;
+        h->pend.next = NULL;
         vsched__admit(s, h, p);
     }
 }

@@ -49,6 +49,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <vsched/vsched.h>
 
@@ -159,32 +160,68 @@ typedef struct vsched__req_extra {
                                         admitted, or NULL */
 } vsched__req_extra;
 
+/* What a handle carries only until it is answered: the request as it was
+ * bound, for admission and re-admission. */
+typedef struct vsched__pending {
+    vsched__file *file;      /* bound at submission (reference) */
+    uint64_t epoch;          /* reset epoch at submission */
+    uint64_t class_seq;      /* when its classification was made */
+    uint64_t cost_ns;
+    const char *kind;        /* loader classification (interned) */
+    const char *profile_key; /* the profile, interned (slots key on it) */
+    vsched_handle *next;     /* a node's waiter list; the readmit queue */
+    int32_t priority;
+    int16_t admit_status;    /* failure found before admission */
+} vsched__pending;
+
 /* A request's handle. Its result's strings are the handle's own: name
  * (the canonical name, from submission), profile (a single handle's; a
  * batch's belong to the batch), and, once answered, message, failed_dep,
- * diags and artifact_path (copies); deps and blockers point into facts. */
+ * diags and artifact_path (copies); deps and blockers point into facts.
+ *
+ * Until it is answered, the part of the result only an answer writes
+ * (incarnation onwards) holds the pending request instead (pend); the
+ * answer takes it out first (vsched__handle_take, under the scheduler
+ * lock) and sets `answered`. So a handle is the size of its answer plus a
+ * few words, not of both. result.status, name, stage, profile, message
+ * (a reason found at submission) and failed_stage are outside pend. */
+#define VSCHED__PEND_AT offsetof(vsched_result, incarnation)
 struct vsched_handle {
-    vsched_result result; /* the answer; name/stage/profile are the
-                                  request's */
+    union {
+        vsched_result result; /* the answer; name/stage/profile are the
+                                 request's */
+        struct {
+            unsigned char request_[VSCHED__PEND_AT];
+            vsched__pending pend; /* until answered */
+        };
+    };
     vsched_batch *batch;  /* owning batch, or NULL */
+    struct vsched__req_extra *extra; /* what few requests carry, or NULL */
+    vsched__facts *facts; /* the result's deps/blockers (reference) */
     atomic_int refs;      /* single handles: caller + scheduler +
-                                  a pending join callback */
+                             a pending join callback */
     atomic_int done;
-    int32_t priority;
-    int16_t admit_status;   /* failure found before admission */
     uint8_t flags;          /* VSCHED_REQ_* still to apply */
     uint8_t join_fired : 1; /* its join callback was queued once */
     uint8_t name_kept : 1;  /* result.name is its batch's directory's */
-    uint64_t cost_ns;
-    struct vsched__req_extra *extra; /* what few requests carry, or NULL */
-    const char *profile_key; /* the profile, interned (slots key on it) */
-    const char *kind;        /* loader classification (interned) */
-    uint64_t class_seq;      /* when it was made */
-    vsched__file *file;      /* bound at submission (reference) */
-    uint64_t epoch;          /* reset epoch at submission */
-    vsched_handle *next;     /* a node's waiter list; the readmit queue */
-    vsched__facts *facts;    /* the result's deps/blockers (reference) */
+    uint8_t answered : 1;   /* pend was taken: result is the answer */
 };
+_Static_assert(sizeof(vsched__pending) <=
+                   sizeof(vsched_result) - VSCHED__PEND_AT,
+               "the pending request fits where only an answer writes");
+
+/* Take the pending request out of h to answer it (scheduler lock held):
+ * the answer's part of the result is zeroed. Once per handle. */
+static inline vsched__pending vsched__handle_take(vsched_handle *h)
+{
+    vsched__pending pd;
+    /* Through memcpy/memset: the bytes change type here. */
+    memcpy(&pd, &h->pend, sizeof pd);
+    memset((unsigned char *)&h->result + VSCHED__PEND_AT, 0,
+           sizeof(vsched_result) - VSCHED__PEND_AT);
+    h->answered = 1;
+    return pd;
+}
 
 struct vsched_batch {
     vsched *s;

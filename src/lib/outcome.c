@@ -49,19 +49,19 @@ void vsched__outcome_free(vsched__outcome *o)
 
 /* ---- answering handles ----------------------------------------------------- */
 
-/* An answered handle no longer holds its file object (a result refers to
- * nothing of the scheduler's, so it may outlive it). */
-static void unbind(vsched *s, vsched_handle *h)
+/* Answering takes the pending request out of the handle (internal.h),
+ * and the handle no longer holds its file object: a result refers to
+ * nothing of the scheduler's, so it may outlive it. */
+static void unbind(vsched *s, const vsched__pending *pd)
 {
-    if (h->file != NULL) {
-        vsched__file_unref(s, h->file);
-        h->file = NULL;
-    }
+    if (pd->file != NULL)
+        vsched__file_unref(s, pd->file);
 }
 
 void vsched__handle_finish(vsched *s, vsched_handle *h, vsched__node *n,
                            vsched__pass *p)
 {
+    vsched__pending pd = vsched__handle_take(h);
     vsched_result *r = &h->result;
     vsched__file *f = n->file;
     r->status = n->status;
@@ -96,23 +96,24 @@ void vsched__handle_finish(vsched *s, vsched_handle *h, vsched__node *n,
         r->diags = vsched__diags_copy(n->why->diags, n->why->n_diags);
         r->n_diags = r->diags != NULL ? n->why->n_diags : 0;
     }
-    unbind(s, h);
+    unbind(s, &pd);
     vsched__pass_fin(p, h);
 }
 
 void vsched__handle_refuse(vsched *s, vsched_handle *h, int status,
                            const char *message, vsched__pass *p)
 {
+    vsched__pending pd = vsched__handle_take(h);
     vsched_result *r = &h->result;
     r->status = status;
     r->failed_stage = VSCHED_STAGE_SOURCE;
     if (r->message == NULL) /* kept: a reason found at submission */
         r->message = dup_or_null(message);
-    if (h->file != NULL) {
-        r->incarnation = h->file->incarnation;
-        r->generation = h->file->generation;
+    if (pd.file != NULL) {
+        r->incarnation = pd.file->incarnation;
+        r->generation = pd.file->generation;
     }
-    unbind(s, h);
+    unbind(s, &pd);
     vsched__pass_fin(p, h);
 }
 
@@ -126,7 +127,7 @@ void vsched__waiter_add(vsched *s, vsched__node *n, vsched_handle *h,
             vsched__pass_join(p, h);
         }
     }
-    h->next = n->waiters;
+    h->pend.next = n->waiters;
     n->waiters = h;
     s->waiters++;
 }
@@ -136,8 +137,8 @@ static void answer_waiters(vsched *s, vsched__node *n, vsched__pass *p)
     vsched_handle *h = n->waiters;
     n->waiters = NULL;
     while (h != NULL) {
-        vsched_handle *next = h->next;
-        h->next = NULL;
+        vsched_handle *next = h->pend.next;
+        h->pend.next = NULL;
         s->waiters--;
         vsched__handle_finish(s, h, n, p);
         h = next;

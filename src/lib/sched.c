@@ -303,12 +303,12 @@ static int handle_init(vsched_handle *h, const vsched_request *req,
     memset(h, 0, sizeof *h);
     h->result.stage = req->stage;
     h->result.profile = profile;
-    h->priority = req->priority;
+    h->pend.priority = req->priority;
     /* The flags the scheduler acts on; others mean nothing here. */
     h->flags = (uint8_t)(req->flags &
                          (VSCHED_REQ_FOLLOW_LATEST | VSCHED_REQ_CONTENT));
-    h->cost_ns = req->cost_ns;
-    h->kind = "";
+    h->pend.cost_ns = req->cost_ns;
+    h->pend.kind = "";
     atomic_init(&h->done, 0);
     atomic_init(&h->refs, 2); /* caller + scheduler */
     int content = (req->flags & VSCHED_REQ_CONTENT) != 0;
@@ -339,19 +339,22 @@ static int handle_init(vsched_handle *h, const vsched_request *req,
  * file (outcome.c), and s may be gone by then. */
 static void handle_fini(vsched *s, vsched_handle *h)
 {
-    if (h->file != NULL)
-        vsched__file_unref(s, h->file); /* never admitted */
-    vsched__facts_unref(h->facts);
+    vsched_result *r = &h->result;
+    if (!h->answered) {
+        if (h->pend.file != NULL)
+            vsched__file_unref(s, h->pend.file); /* never admitted */
+    } else {
+        vsched__facts_unref(h->facts);
+        free((char *)r->artifact_path);
+        free((char *)r->failed_dep);
+        vsched__diags_free((vsched_diag *)r->diags, r->n_diags);
+    }
     if (h->extra != NULL)
         free(h->extra->content);
     free(h->extra);
-    vsched_result *r = &h->result;
     if (!h->name_kept)
         free((char *)r->name);
-    free((char *)r->artifact_path);
     free((char *)r->message);
-    free((char *)r->failed_dep);
-    vsched__diags_free((vsched_diag *)r->diags, r->n_diags);
 }
 
 static void batch_unref(vsched_batch *b)
@@ -438,7 +441,7 @@ static void handle_resolve(vsched *s, resolver *r, vsched_handle *h,
     if (rc == VSCHED_OK && canon != NULL &&
         lb->ops->classify(lb->inst, ctx, canon, kind, 32) != VSCHED_OK)
         kind[0] = '\0';
-    h->class_seq = atomic_fetch_add(&s->class_seq, 1) + 1;
+    h->pend.class_seq = atomic_fetch_add(&s->class_seq, 1) + 1;
     if (!lb->thread_safe)
         pthread_mutex_unlock(&s->serial_loader);
     kind[31] = '\0';
@@ -458,13 +461,13 @@ static void handle_resolve(vsched *s, resolver *r, vsched_handle *h,
         free(canon);
         h->result.name = strdup(name);
         /* A status of the list (plugin.h); anything else is EINVAL. */
-        h->admit_status =
+        h->pend.admit_status =
             (int16_t)(rc < 0 && rc > VSCHED_E__LAST ? rc : VSCHED_EINVAL);
         /* The loader's own words, when it gave any, say more than the
          * code. */
         const char *why = probe->n_diags > 0 && probe->diags[0].message != NULL
                               ? probe->diags[0].message
-                              : vsched_strerror(h->admit_status);
+                              : vsched_strerror(h->pend.admit_status);
         char *m;
         h->result.message = asprintf(&m, "%s: %s", name, why) < 0 ? NULL : m;
     }
@@ -496,13 +499,13 @@ static void bind_all(vsched *s, vsched_handle *const *hs, size_t n,
     vsched__lock(s);
     for (size_t i = 0; i < n; i++) {
         vsched_handle *h = hs[i];
-        h->kind = kinds[i][0] != '\0' ? vsched__intern(s, kinds[i]) : "";
+        h->pend.kind = kinds[i][0] != '\0' ? vsched__intern(s, kinds[i]) : "";
         /* A batch shares one copy of each run of equal profiles. */
         if (h->result.profile != profile) {
             profile = h->result.profile;
             key = vsched__intern(s, profile);
         }
-        h->profile_key = key;
+        h->pend.profile_key = key;
         s->files.bulk = n - 1 - i; /* a growth hint (files.h) */
         vsched__bind(s, h);
     }

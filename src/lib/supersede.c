@@ -99,13 +99,13 @@ static void end_node(vsched *s, vsched__node *n, int status, sweep *w,
     vsched_handle *h = n->waiters, *keep = NULL;
     n->waiters = NULL;
     while (h != NULL) {
-        vsched_handle *next = h->next;
+        vsched_handle *next = h->pend.next;
         if (status == VSCHED_ESUPERSEDED &&
             (h->flags & VSCHED_REQ_FOLLOW_LATEST)) {
             s->waiters--;
             vsched__readmit_push(s, h);
         } else {
-            h->next = keep;
+            h->pend.next = keep;
             keep = h;
         }
         h = next;
@@ -239,13 +239,13 @@ void vsched__replace_analysis(vsched *s, vsched__node *m, vsched__pass *p)
     vsched__raise(s, na, prio, weight);
     while (waiters != NULL) {
         vsched_handle *h = waiters;
-        waiters = h->next;
+        waiters = h->pend.next;
         if (vsched__node_terminal(na)) {
-            h->next = NULL;
+            h->pend.next = NULL;
             s->waiters--;
             vsched__handle_finish(s, h, na, p);
         } else {
-            h->next = na->waiters;
+            h->pend.next = na->waiters;
             na->waiters = h;
         }
     }
@@ -454,8 +454,8 @@ void vsched__retire_all(vsched *s, int status, const char *reason,
     /* Nothing survives to be re-admitted. */
     while (s->readmit != NULL) {
         vsched_handle *h = s->readmit;
-        s->readmit = h->next;
-        h->next = NULL;
+        s->readmit = h->pend.next;
+        h->pend.next = NULL;
         vsched__handle_refuse(s, h, status, reason, p);
     }
     s->readmit_tail = NULL;
