@@ -188,15 +188,16 @@ static void cancel_all(vsched *s, const char *reason, vsched__pass *p)
         reason = "cancelled";
     /* Every non-terminal node is a current stage of a live file or an
      * active job (sweeps end the others). */
-    for (size_t i = 0; i < s->files.cap; i++) {
-        vsched__file *f = s->files.slots[i];
-        if (f == NULL)
-            continue;
+    size_t nf;
+    vsched__file **files = vsched__files_list(&s->files, &nf, 0);
+    for (size_t i = 0; i < nf; i++) {
+        vsched__file *f = files[i];
         for (uint32_t k = 0; k < f->n_slots; k++)
             cancel_node(s, f->slots[k].node, reason, p);
         cancel_node(s, f->analysis, reason, p);
         cancel_node(s, f->source, reason, p);
     }
+    free(files);
     vsched__nodevec jobs = {0};
     for (vsched__node *n = s->dag.active; n != NULL; n = n->k.job->next) {
         vsched__node_ref(n);

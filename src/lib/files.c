@@ -395,45 +395,26 @@ uint64_t vsched__name_hash(const char *name, size_t len)
     return XXH3_64bits(name, len);
 }
 
-static size_t slot_of(vsched__file *const *slots, size_t cap, const char *name,
-                      uint64_t hash)
+/* The table's word for the name `kept` (the directory's copy). */
+static vsched__file **word_of(const char *kept)
 {
-    return VSCHED__NAME_SLOT_P(vsched__file, slots, cap, name, hash);
+    return (vsched__file **)vsched__root_file(kept);
 }
 
 vsched__file *vsched__files_find_h(const vsched__files *t, const char *name,
                                    size_t len, uint64_t hash)
 {
     (void)len;
-    if (t->cap == 0)
+    if (t->n == 0)
         return NULL;
-    return t->slots[slot_of(t->slots, t->cap, name, hash)];
+    const char *kept = vsched__root_find(t->pool->names, name, hash);
+    return kept != NULL ? *word_of(kept) : NULL;
 }
 
 vsched__file *vsched__files_find(const vsched__files *t, const char *name)
 {
     size_t len = strlen(name);
     return vsched__files_find_h(t, name, len, vsched__name_hash(name, len));
-}
-
-static int grow(vsched__files *t)
-{
-    size_t cap = t->cap ? t->cap * 2 : 64;
-    size_t want = t->n + 1 + t->bulk;
-    while (want * 4 > cap * 3 && cap < ((size_t)1 << 40))
-        cap *= 2;
-    vsched__file **slots = vsched__table_alloc(cap);
-    if (slots == NULL)
-        return VSCHED_ENOMEM;
-    for (size_t i = 0; i < t->cap; i++) {
-        vsched__file *f = t->slots[i];
-        if (f != NULL)
-            slots[slot_of(slots, cap, f->name, f->hash)] = f;
-    }
-    vsched__table_free(t->slots, t->cap);
-    t->slots = slots;
-    t->cap = cap;
-    return VSCHED_OK;
 }
 
 vsched__file *vsched__files_ensure(vsched__files *t, const char *name,
@@ -444,78 +425,70 @@ vsched__file *vsched__files_ensure(vsched__files *t, const char *name,
                                   created);
 }
 
-/* Find or create name's object; `kept`: name is the directory's copy. */
-static vsched__file *ensure_in(vsched__files *t, const char *name,
-                               uint64_t hash, int kept, int *created)
+vsched__file *vsched__files_ensure_kept(vsched__files *t, const char *kept,
+                                        int *created)
 {
+    vsched__file **w = word_of(kept);
     *created = 0;
-    /* One probe finds the object or where it goes (naming it in the
-     * directory and allocating touch no slot); a growth probes again. */
-    size_t i = t->cap > 0 ? slot_of(t->slots, t->cap, name, hash) : 0;
-    vsched__file *f = t->cap > 0 ? t->slots[i] : NULL;
-    if (f != NULL)
-        return f;
-    if ((t->n + 1) * 4 > t->cap * 3) {
-        if (grow(t) != VSCHED_OK)
-            return NULL;
-        i = slot_of(t->slots, t->cap, name, hash);
-    }
-    const char *copy =
-        kept ? name : vsched__root_name(t->pool->names, name, hash, t->bulk);
-    if (copy == NULL || (f = vsched__file_new(t->pool, copy, hash, 0)) == NULL)
+    if (*w != NULL)
+        return *w;
+    vsched__file *f = vsched__file_new(t->pool, kept, vsched__root_hash(kept), 0);
+    if (f == NULL)
         return NULL;
-    t->slots[i] = f;
+    *w = f; /* the table's reference */
     t->n++;
     *created = 1;
-    return f; /* the table's reference */
+    return f;
 }
 
 vsched__file *vsched__files_ensure_h(vsched__files *t, const char *name,
                                      size_t len, uint64_t hash, int *created)
 {
     (void)len;
-    return ensure_in(t, name, hash, 0, created);
+    *created = 0;
+    const char *kept = vsched__root_name(t->pool->names, name, hash, t->bulk);
+    return kept != NULL ? vsched__files_ensure_kept(t, kept, created) : NULL;
 }
 
-vsched__file *vsched__files_ensure_kept(vsched__files *t, const char *kept,
-                                        int *created)
+vsched__file **vsched__files_list(vsched__files *t, size_t *n, int take)
 {
-    return ensure_in(t, kept, vsched__root_hash(kept), 1, created);
+    vsched__file **v = malloc((t->n + 1) * sizeof *v);
+    if (v == NULL)
+        abort();
+    *n = vsched__root_files(t->pool->names, (void **)v, t->n, take);
+    if (*n != t->n) /* a word set outside the table's count */
+        abort();
+    if (take)
+        t->n = 0;
+    return v;
 }
 
 void vsched__files_remove(vsched__files *t, vsched__file *f)
 {
-    if (t->cap == 0)
+    vsched__file **w = word_of(f->name);
+    if (*w != f)
         return;
-    size_t mask = t->cap - 1;
-    size_t i = slot_of(t->slots, t->cap, f->name, f->hash);
-    if (t->slots[i] != f)
-        return;
-    t->slots[i] = NULL;
+    *w = NULL;
     t->n--;
-    for (size_t j = (i + 1) & mask; t->slots[j] != NULL; j = (j + 1) & mask) {
-        vsched__file *g = t->slots[j];
-        t->slots[j] = NULL;
-        t->slots[slot_of(t->slots, t->cap, g->name, g->hash)] = g;
-    }
 }
 
 void vsched__files_replace(vsched__files *t, vsched__file *old,
                            vsched__file *f)
 {
-    size_t i = slot_of(t->slots, t->cap, old->name, old->hash);
-    if (t->slots[i] == old)
-        t->slots[i] = f;
+    (void)t;
+    vsched__file **w = word_of(old->name);
+    if (*w == old)
+        *w = f;
 }
 
 void vsched__files_fini(vsched *s, vsched__files *t)
 {
-    for (size_t i = 0; i < t->cap; i++)
-        if (t->slots[i] != NULL) {
-            vsched__file *f = t->slots[i];
-            vsched__file_clear_source(s, f);
-            vsched__file_unref(s, f);
-        }
-    vsched__table_free(t->slots, t->cap);
+    size_t n;
+    vsched__file **v = vsched__files_list(t, &n, 1);
+    for (size_t i = 0; i < n; i++) {
+        vsched__file_clear_source(s, v[i]);
+        vsched__file_unref(s, v[i]);
+    }
+    free(v);
     vsched__files_init(t);
 }

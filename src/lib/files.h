@@ -181,17 +181,19 @@ typedef struct vsched__filepool {
     struct vsched__root_dir *names; /* where names are kept (root.h) */
 } vsched__filepool;
 
+/* The file table: name -> current file object. It is no table of its
+ * own: each name's object is the second word the MVCC directory keeps
+ * with the name (vsched__root_file), so a name the directory already
+ * gave out (a batch's result name, a facts record's, an object's) finds
+ * its object without a probe, and a new name costs one probe, the
+ * directory's. The scheduler lock guards the words and n. */
 typedef struct vsched__files {
-    vsched__file **slots;
-    size_t cap; /* power of two */
-    size_t n;
+    size_t n;               /* objects in the table */
     vsched__filepool *pool; /* the scheduler's; kept by vsched__files_init */
-    /* Names still expected in a bulk binding, or 0: a growth makes room
-     * for them at once (in the table and the MVCC directory), so a large
-     * batch rehashes once (each rehash reads every object) instead of
-     * once per doubling. At worst (a batch naming one new file n times)
-     * the room is for n names: under 22 bytes of slots per request, and
-     * as much in the MVCC directory. */
+    /* Names still expected in a bulk binding, or 0: a growth of the
+     * directory makes room for them at once, so a large batch rehashes
+     * once instead of once per doubling. At worst (a batch naming one new
+     * file n times) the room is for n names. */
     size_t bulk;
 } vsched__files;
 
@@ -288,6 +290,12 @@ vsched__file *vsched__files_ensure_h(vsched__files *t, const char *name,
  * up in the directory again. */
 vsched__file *vsched__files_ensure_kept(vsched__files *t, const char *kept,
                                         int *created);
+/* Every object in the table, into a new array (the caller frees it;
+ * *n its length); the references stay the table's -- or, take = 1, the
+ * table is emptied and they pass to the caller. Scheduler lock held.
+ * Aborts on exhaustion: it is for reset, cancellation and teardown, which
+ * cannot stop half way. */
+vsched__file **vsched__files_list(vsched__files *t, size_t *n, int take);
 /* Take f out of the table; its reference passes to the caller. */
 void vsched__files_remove(vsched__files *t, vsched__file *f);
 /* Put f (a new object) where `old` was; the table's reference on old

@@ -16,6 +16,7 @@ struct vsched__history {
     uint64_t hash;
     uint32_t n, cap; /* cap 1: the inline one */
     void *word;      /* the scheduler's (vsched__root_word) */
+    void *file;      /* the scheduler's (vsched__root_file) */
     union {
         vsched__version one; /* cap == 1 */
         vsched__version *v;  /* cap > 1: a heap array */
@@ -120,6 +121,7 @@ static vsched__history *ensure(vsched__root_dir *d, const char *name,
     h->n = 0;
     h->cap = 1;
     h->word = NULL;
+    h->file = NULL;
     memcpy(h->name, name, len + 1);
     d->slots[slot_of(d->slots, d->cap, name, hash)] = h;
     d->n++;
@@ -144,6 +146,37 @@ static vsched__history *history_of(const char *kept)
 void **vsched__root_word(const char *kept)
 {
     return &history_of(kept)->word;
+}
+
+void **vsched__root_file(const char *kept)
+{
+    return &history_of(kept)->file;
+}
+
+const char *vsched__root_find(vsched__root_dir *d, const char *name,
+                              uint64_t hash)
+{
+    pthread_mutex_lock(&d->lock);
+    vsched__history *h = find(d, name, hash);
+    pthread_mutex_unlock(&d->lock);
+    return h != NULL ? h->name : NULL;
+}
+
+size_t vsched__root_files(vsched__root_dir *d, void **out, size_t cap,
+                          int take)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&d->lock);
+    for (size_t i = 0; i < d->cap; i++) {
+        vsched__history *h = d->slots[i];
+        if (h != NULL && h->file != NULL && n < cap) {
+            out[n++] = h->file;
+            if (take)
+                h->file = NULL;
+        }
+    }
+    pthread_mutex_unlock(&d->lock);
+    return n;
 }
 
 uint64_t vsched__root_hash(const char *kept)

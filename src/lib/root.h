@@ -110,6 +110,23 @@ int vsched__root_names(vsched__root_dir *d, const char *const *names,
  * set before it lets the directory go. */
 void **vsched__root_word(const char *kept);
 
+/* The scheduler's second word kept with the name `kept`: its current file
+ * object of the name (files.h: the file table is these words), or NULL.
+ * Guarded like vsched__root_word. */
+void **vsched__root_file(const char *kept);
+
+/* The directory's copy of `name` (hash as for vsched__root_name), or NULL
+ * when the directory has none: nothing is made. */
+const char *vsched__root_find(vsched__root_dir *d, const char *name,
+                              uint64_t hash);
+
+/* The file words that are set, up to cap of them into out[] (in the
+ * directory's order), in one hold of root_dir.lock; returns how many it
+ * put there. take: each word put is cleared. The caller holds the
+ * scheduler lock (no word changes meanwhile). */
+size_t vsched__root_files(vsched__root_dir *d, void **out, size_t cap,
+                          int take);
+
 /* The hash vsched__root_name was given for `kept` (the directory's copy):
  * written once when the name was made, so any thread that holds the
  * directory and was handed the name may read it without a lock. */

@@ -434,22 +434,19 @@ void vsched__retire_all(vsched *s, int status, const char *reason,
      * it: the sweeps re-gate nothing and invalidate no dependents). */
     vsched__dependents_fini(&s->dependents, s->root);
     /* The table is taken whole: every member is retired, then freed. */
-    vsched__files table = s->files;
-    vsched__files_init(&s->files);
-    for (size_t i = 0; i < table.cap; i++) {
-        vsched__file *f = table.slots[i];
-        if (f == NULL)
-            continue;
+    size_t nf;
+    vsched__file **table = vsched__files_list(&s->files, &nf, 1);
+    for (size_t i = 0; i < nf; i++) {
+        vsched__file *f = table[i];
         if (publish)
             vsched__root_put(s->root, f->name, VSCHED_SOURCE_ABSENT,
                              f->incarnation, f->generation, 0);
         retire_file(s, f);
         sweep_file(s, f, VSCHED_ESHUTDOWN, NULL, p);
     }
-    for (size_t i = 0; i < table.cap; i++)
-        if (table.slots[i] != NULL)
-            vsched__file_unref(s, table.slots[i]); /* the table's */
-    vsched__table_free(table.slots, table.cap);
+    for (size_t i = 0; i < nf; i++)
+        vsched__file_unref(s, table[i]); /* the table's */
+    free(table);
     end_jobs(s, status, reason, p);
     /* Nothing survives to be re-admitted. */
     while (s->readmit != NULL) {
