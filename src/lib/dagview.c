@@ -216,7 +216,7 @@ static void json_upstream(vsched *s, FILE *f, const vsched__node *n)
         for (size_t i = 0; i < vsched__file_n_blockers(fl); i++) {
             vsched__file *b = vsched__file_blocker(fl, i);
             if (b->retired)
-                b = vsched__files_find_h(&s->files, b->name, 0, b->hash);
+                b = vsched__files_find_kept(&s->files, b->name);
             if (b != NULL)
                 ID(b->analysis);
         }

@@ -188,7 +188,7 @@ void vsched__filepool_fini(vsched__filepool *p)
 }
 
 vsched__file *vsched__file_new(vsched__filepool *p, const char *name,
-                               uint64_t hash, uint64_t lifetime)
+                               uint64_t lifetime)
 {
     vsched__file *f = pool_take(p);
     if (f == NULL)
@@ -198,7 +198,6 @@ vsched__file *vsched__file_new(vsched__filepool *p, const char *name,
     atomic_init(&f->refs, 1);
     f->incarnation = atomic_fetch_add(&next_incarnation, 1);
     f->lifetime = lifetime != 0 ? lifetime : f->incarnation;
-    f->hash = hash;
     f->kind = "";
     return f;
 }
@@ -411,6 +410,13 @@ vsched__file *vsched__files_find_h(const vsched__files *t, const char *name,
     return kept != NULL ? *word_of(kept) : NULL;
 }
 
+vsched__file *vsched__files_find_kept(const vsched__files *t,
+                                     const char *kept)
+{
+    (void)t;
+    return *word_of(kept);
+}
+
 vsched__file *vsched__files_find(const vsched__files *t, const char *name)
 {
     size_t len = strlen(name);
@@ -432,7 +438,7 @@ vsched__file *vsched__files_ensure_kept(vsched__files *t, const char *kept,
     *created = 0;
     if (*w != NULL)
         return *w;
-    vsched__file *f = vsched__file_new(t->pool, kept, vsched__root_hash(kept), 0);
+    vsched__file *f = vsched__file_new(t->pool, kept, 0);
     if (f == NULL)
         return NULL;
     *w = f; /* the table's reference */

@@ -118,7 +118,6 @@ typedef struct vsched__file {
     uint64_t incarnation; /* process-unique object identity */
     uint64_t lifetime;    /* submission lifetime (kept by a re-home) */
     uint64_t generation;  /* advanced on each content change */
-    uint64_t hash;        /* of the name (the table's probe) */
     const char *kind;     /* loader classification (interned), or "" */
     uint64_t class_seq;   /* when that classification was made */
 
@@ -242,7 +241,7 @@ void vsched__facts_unref(vsched__facts *fa);
  * directory's copy (vsched__root_name), `lifetime` 0 starts one. NULL on
  * exhaustion. Scheduler lock held. */
 vsched__file *vsched__file_new(vsched__filepool *p, const char *name,
-                               uint64_t hash, uint64_t lifetime);
+                               uint64_t lifetime);
 /* Free every slab (teardown: no object is referenced any more). */
 void vsched__filepool_fini(vsched__filepool *p);
 static inline vsched__file *vsched__file_ref(vsched__file *f)
@@ -279,6 +278,10 @@ uint64_t vsched__name_hash(const char *name, size_t len);
 vsched__file *vsched__files_find(const vsched__files *t, const char *name);
 vsched__file *vsched__files_find_h(const vsched__files *t, const char *name,
                                    size_t len, uint64_t hash);
+/* The object of a name that is the directory's copy already (a file
+ * object's name), or NULL: no probe. */
+vsched__file *vsched__files_find_kept(const vsched__files *t,
+                                     const char *kept);
 /* Find or create (atomic ensure). NULL on exhaustion. */
 vsched__file *vsched__files_ensure(vsched__files *t, const char *name,
                                    int *created);

@@ -378,7 +378,7 @@ vsched__file *vsched__rehome(vsched *s, vsched__file *f, const char *kind,
                              uint64_t class_seq, vsched__pass *p)
 {
     vsched__file *nf =
-        vsched__file_new(s->files.pool, f->name, f->hash, f->lifetime);
+        vsched__file_new(s->files.pool, f->name, f->lifetime);
     if (nf == NULL)
         abort(); /* admission cannot be half done */
     nf->kind = kind;

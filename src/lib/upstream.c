@@ -40,8 +40,7 @@ vsched__file *vsched__live(vsched *s, vsched__file *f)
 /* The live object of f's name if there is one (no ensure). */
 static vsched__file *live_peek(vsched *s, vsched__file *f)
 {
-    return f->retired ? vsched__files_find_h(&s->files, f->name, 0, f->hash)
-                      : f;
+    return f->retired ? vsched__files_find_kept(&s->files, f->name) : f;
 }
 
 vsched__node *vsched__blocker_analysis(vsched *s, vsched__file *b)
