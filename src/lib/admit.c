@@ -242,9 +242,9 @@ static int upsert(vsched *s, vsched__file *f, vsched_handle *h,
     if (rc != VSCHED_OK)
         return rc;
     free(f->content);
-    f->content = h->extra->content;
-    h->extra->content = NULL;
-    h->flags &= ~VSCHED_REQ_CONTENT; /* an upsert applies once */
+    f->content = h->pend.extra->content;
+    h->pend.extra->content = NULL;
+    h->pend.flags &= ~VSCHED_REQ_CONTENT; /* an upsert applies once */
     return VSCHED_OK;
 }
 
@@ -273,7 +273,7 @@ void vsched__admit(vsched *s, vsched_handle *h, vsched__pass *p)
             /* Re-classified ("language re-home"): a new node object. */
             f = vsched__rehome(s, f, h->pend.kind, h->pend.class_seq, p);
     }
-    if (h->flags & VSCHED_REQ_CONTENT) {
+    if (h->pend.flags & VSCHED_REQ_CONTENT) {
         int rc = upsert(s, f, h, p);
         if (rc != VSCHED_OK) {
             char *m = NULL;

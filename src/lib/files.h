@@ -89,6 +89,17 @@ static inline const char **vsched__facts_blocker_names(const vsched__facts *fa)
 {
     return vsched__facts_dep_names(fa) + fa->n_deps;
 }
+/* The record whose vsched__facts_dep_names are `names`, of n_deps +
+ * n_blockers = n names (the inverse of the accessor: a result keeps only
+ * its deps pointer). */
+static inline vsched__facts *vsched__facts_of_names(const char *const *names,
+                                                    size_t n)
+{
+    return (vsched__facts *)(void *)((struct vsched__file *const *)(
+                                         const void *)names -
+                                     n) -
+           1;
+}
 
 typedef struct vsched__slot {
     const char *profile; /* interned */

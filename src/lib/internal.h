@@ -49,6 +49,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <vsched/vsched.h>
@@ -160,6 +161,13 @@ typedef struct vsched__req_extra {
                                         admitted, or NULL */
 } vsched__req_extra;
 
+static inline void vsched__req_extra_free(vsched__req_extra *x)
+{
+    if (x != NULL)
+        free(x->content);
+    free(x);
+}
+
 /* What a handle carries only until it is answered: the request as it was
  * bound, for admission and re-admission. */
 typedef struct vsched__pending {
@@ -170,8 +178,11 @@ typedef struct vsched__pending {
     const char *kind;        /* loader classification (interned) */
     const char *profile_key; /* the profile, interned (slots key on it) */
     vsched_handle *next;     /* a node's waiter list; the readmit queue */
+    struct vsched__req_extra *extra; /* what few requests carry, or NULL */
     int32_t priority;
     int16_t admit_status;    /* failure found before admission */
+    uint8_t flags;           /* VSCHED_REQ_* still to apply */
+    uint8_t join_fired;      /* its join callback was queued once */
 } vsched__pending;
 
 /* A request's handle. Its result's strings are the handle's own: name
@@ -195,23 +206,22 @@ struct vsched_handle {
             vsched__pending pend; /* until answered */
         };
     };
-    vsched_batch *batch;  /* owning batch, or NULL */
-    struct vsched__req_extra *extra; /* what few requests carry, or NULL */
-    vsched__facts *facts; /* the result's deps/blockers (reference) */
-    atomic_int refs;      /* single handles: caller + scheduler +
-                             a pending join callback */
+    vsched_batch *batch; /* owning batch, or NULL */
+    atomic_int refs;     /* single handles: caller + scheduler +
+                            a pending join callback */
     atomic_int done;
-    uint8_t flags;          /* VSCHED_REQ_* still to apply */
-    uint8_t join_fired : 1; /* its join callback was queued once */
-    uint8_t name_kept : 1;  /* result.name is its batch's directory's */
-    uint8_t answered : 1;   /* pend was taken: result is the answer */
+    uint8_t name_kept : 1; /* result.name is its batch's directory's */
+    uint8_t answered : 1;  /* pend was taken: result is the answer */
+    /* Once answered, result.deps (when set) points into the facts record
+     * the handle holds a reference on (vsched__facts_of_names). */
 };
 _Static_assert(sizeof(vsched__pending) <=
                    sizeof(vsched_result) - VSCHED__PEND_AT,
                "the pending request fits where only an answer writes");
 
 /* Take the pending request out of h to answer it (scheduler lock held):
- * the answer's part of the result is zeroed. Once per handle. */
+ * the answer's part of the result is zeroed. Once per handle; the caller
+ * frees the returned extra (vsched__req_extra_free). */
 static inline vsched__pending vsched__handle_take(vsched_handle *h)
 {
     vsched__pending pd;
@@ -249,11 +259,19 @@ typedef struct vsched__event {
     vsched_task_event *task;
 } vsched__event;
 
+/* A join callback to run after the unlock, copied from its request when
+ * it was queued (the handle, held, gives the name and stage). */
+typedef struct vsched__join {
+    vsched_handle *h;
+    vsched_join_fn fn;
+    void *user;
+} vsched__join;
+
 /* What one critical section leaves for after the unlock (pass.c). */
 typedef struct vsched__pass {
     vsched_handle **fin; /* handles to signal */
     size_t n_fin, cap_fin;
-    vsched_handle **joins; /* join callbacks to run (held) */
+    struct vsched__join *joins; /* join callbacks to run (handles held) */
     size_t n_joins, cap_joins;
     vsched__event *events;
     size_t n_events, cap_events;

@@ -56,6 +56,7 @@ static void unbind(vsched *s, const vsched__pending *pd)
 {
     if (pd->file != NULL)
         vsched__file_unref(s, pd->file);
+    vsched__req_extra_free(pd->extra);
 }
 
 void vsched__handle_finish(vsched *s, vsched_handle *h, vsched__node *n,
@@ -72,8 +73,7 @@ void vsched__handle_finish(vsched *s, vsched_handle *h, vsched__node *n,
     r->started_ns = n->started_ns;
     r->finished_ns = n->finished_ns;
     if (f->facts != NULL && f->generation == n->generation) {
-        vsched__facts *fa = vsched__facts_ref(f->facts);
-        h->facts = fa;
+        vsched__facts *fa = vsched__facts_ref(f->facts); /* the handle's */
         r->deps = vsched__facts_dep_names(fa);
         r->n_deps = fa->n_deps;
         r->blockers = vsched__facts_blocker_names(fa);
@@ -122,8 +122,9 @@ void vsched__waiter_add(vsched *s, vsched__node *n, vsched_handle *h,
 {
     if (n->waiters != NULL) {
         vsched__count(&s->dedup_joins);
-        if (h->extra != NULL && h->extra->on_join != NULL && !h->join_fired) {
-            h->join_fired = 1; /* once, even across re-admissions */
+        if (h->pend.extra != NULL && h->pend.extra->on_join != NULL &&
+            !h->pend.join_fired) {
+            h->pend.join_fired = 1; /* once, even across re-admissions */
             vsched__pass_join(p, h);
         }
     }

@@ -42,7 +42,8 @@ void vsched__pass_join(vsched__pass *p, vsched_handle *h)
     vsched__handle_hold(h); /* alive until the callback ran */
     if (p->n_joins == p->cap_joins)
         p->joins = grow(p->joins, &p->cap_joins, sizeof *p->joins);
-    p->joins[p->n_joins++] = h;
+    const vsched__req_extra *x = h->pend.extra;
+    p->joins[p->n_joins++] = (vsched__join){h, x->on_join, x->join_user};
 }
 
 void vsched__pass_event(vsched *s, vsched__pass *p, const vsched__node *n)
@@ -123,13 +124,12 @@ void vsched__pass_run(vsched *s, vsched__pass *p)
     }
     /* Join callbacks next: they may submit, which may process inline. */
     size_t n = p->n_joins;
-    vsched_handle **joins = p->joins;
+    vsched__join *joins = p->joins;
     p->joins = NULL;
     p->n_joins = p->cap_joins = 0;
     for (size_t i = 0; i < n; i++) {
-        vsched_handle *h = joins[i];
-        h->extra->on_join(h->extra->join_user, h->result.name,
-                          h->result.stage);
+        vsched_handle *h = joins[i].h;
+        joins[i].fn(joins[i].user, h->result.name, h->result.stage);
         vsched__handle_unref(h);
     }
     free(joins);

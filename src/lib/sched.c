@@ -305,7 +305,7 @@ static int handle_init(vsched_handle *h, const vsched_request *req,
     h->result.profile = profile;
     h->pend.priority = req->priority;
     /* The flags the scheduler acts on; others mean nothing here. */
-    h->flags = (uint8_t)(req->flags &
+    h->pend.flags = (uint8_t)(req->flags &
                          (VSCHED_REQ_FOLLOW_LATEST | VSCHED_REQ_CONTENT));
     h->pend.cost_ns = req->cost_ns;
     h->pend.kind = "";
@@ -317,7 +317,7 @@ static int handle_init(vsched_handle *h, const vsched_request *req,
     vsched__req_extra *x = calloc(1, sizeof *x);
     if (x == NULL)
         return VSCHED_ENOMEM;
-    h->extra = x;
+    h->pend.extra = x;
     x->on_join = req->on_join;
     x->join_user = req->join_user;
     if (content) {
@@ -343,15 +343,15 @@ static void handle_fini(vsched *s, vsched_handle *h)
     if (!h->answered) {
         if (h->pend.file != NULL)
             vsched__file_unref(s, h->pend.file); /* never admitted */
+        vsched__req_extra_free(h->pend.extra);
     } else {
-        vsched__facts_unref(h->facts);
+        if (r->deps != NULL)
+            vsched__facts_unref(vsched__facts_of_names(
+                r->deps, r->n_deps + r->n_blockers));
         free((char *)r->artifact_path);
-        free((char *)r->failed_dep);
         vsched__diags_free((vsched_diag *)r->diags, r->n_diags);
     }
-    if (h->extra != NULL)
-        free(h->extra->content);
-    free(h->extra);
+    free((char *)r->failed_dep);
     if (!h->name_kept)
         free((char *)r->name);
     free((char *)r->message);

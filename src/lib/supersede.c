@@ -101,7 +101,7 @@ static void end_node(vsched *s, vsched__node *n, int status, sweep *w,
     while (h != NULL) {
         vsched_handle *next = h->pend.next;
         if (status == VSCHED_ESUPERSEDED &&
-            (h->flags & VSCHED_REQ_FOLLOW_LATEST)) {
+            (h->pend.flags & VSCHED_REQ_FOLLOW_LATEST)) {
             s->waiters--;
             vsched__readmit_push(s, h);
         } else {
