@@ -662,6 +662,35 @@ static void rehome_makes_a_successor_object_and_refuses_old_witnesses(void)
     stop(s);
 }
 
+/* The successor a re-home makes keeps the upserted content (the old
+ * object's word holds the successor from then on: files.h), and removing
+ * the name afterwards frees both. */
+static void rehome_keeps_upserted_content_in_the_successor(void)
+{
+    vsched *s = start(files, 1);
+    const vsched_result *r;
+    vsched_handle *h = upsert(s, "b.c", "int up;\n");
+    CU_ASSERT_EQUAL(vsched_wait(h, &r), 0);
+    CU_ASSERT_EQUAL(r->content_hash, fnv("int up;\n"));
+    uint64_t inc0 = r->incarnation;
+    vsched_handle_release(h);
+    classify_hook = as_cxx;
+    CU_ASSERT_EQUAL(request(s, "b.c", VSCHED_STAGE_SOURCE, &r, &h), 0);
+    CU_ASSERT(r->incarnation > inc0);
+    CU_ASSERT_EQUAL(r->content_hash, fnv("int up;\n")); /* not the disk's */
+    vsched_handle_release(h);
+    /* Once more, after a second re-home back: still the upsert. */
+    classify_hook = NULL;
+    CU_ASSERT_EQUAL(request(s, "b.c", VSCHED_STAGE_SOURCE, &r, &h), 0);
+    CU_ASSERT_EQUAL(r->content_hash, fnv("int up;\n"));
+    vsched_handle_release(h);
+    CU_ASSERT_EQUAL(vsched_remove(s, "b.c"), 0);
+    CU_ASSERT_EQUAL(request(s, "b.c", VSCHED_STAGE_SOURCE, &r, &h), 0);
+    CU_ASSERT_EQUAL(r->content_hash, fnv("int b;\n")); /* the disk's again */
+    vsched_handle_release(h);
+    stop(s);
+}
+
 /* ---- liveness ------------------------------------------------------------ */
 
 static vsched *join_sched;
@@ -1375,6 +1404,8 @@ static const vr_cu_test tests[] = {
      witness_commits_only_into_the_same_live_object_and_generation},
     {"rehome_makes_a_successor_object_and_refuses_old_witnesses",
      rehome_makes_a_successor_object_and_refuses_old_witnesses},
+    {"rehome_keeps_upserted_content_in_the_successor",
+     rehome_keeps_upserted_content_in_the_successor},
     {"join_callback_runs_unlocked_and_may_reenter",
      join_callback_runs_unlocked_and_may_reenter},
     {"inbox_flood_never_exceeds_capacity_or_drops",

@@ -63,8 +63,8 @@ int vsched__bind(vsched *s, vsched_handle *h)
 static vsched__file *lifetime_object(vsched_handle *h)
 {
     vsched__file *f = h->pend.file;
-    while (f->retired && f->successor != NULL)
-        f = f->successor;
+    while (vsched__file_successor(f) != NULL)
+        f = vsched__file_successor(f);
     return f->retired ? NULL : f;
 }
 
@@ -241,8 +241,8 @@ static int upsert(vsched *s, vsched__file *f, vsched_handle *h,
     int rc = vsched__advance_generation(s, f, p);
     if (rc != VSCHED_OK)
         return rc;
-    free(f->content);
-    f->content = h->pend.extra->content;
+    free(f->u.content);
+    f->u.content = h->pend.extra->content;
     h->pend.extra->content = NULL;
     h->pend.flags &= ~VSCHED_REQ_CONTENT; /* an upsert applies once */
     return VSCHED_OK;

@@ -147,7 +147,7 @@ void vsched__facts_unref(vsched__facts *fa)
 #define FILE_SLAB 64
 
 /* The free link of an object in a pool list. */
-#define NEXT_FREE(f) ((f)->successor)
+#define NEXT_FREE(f) ((f)->u.successor)
 
 static vsched__file *pool_take(vsched__filepool *p)
 {
@@ -187,8 +187,7 @@ void vsched__filepool_fini(vsched__filepool *p)
     atomic_store(&p->returned, NULL);
 }
 
-vsched__file *vsched__file_new(vsched__filepool *p, const char *name,
-                               uint64_t lifetime)
+vsched__file *vsched__file_new(vsched__filepool *p, const char *name)
 {
     vsched__file *f = pool_take(p);
     if (f == NULL)
@@ -197,7 +196,6 @@ vsched__file *vsched__file_new(vsched__filepool *p, const char *name,
     f->name = name;
     atomic_init(&f->refs, 1);
     f->incarnation = atomic_fetch_add(&next_incarnation, 1);
-    f->lifetime = lifetime != 0 ? lifetime : f->incarnation;
     f->kind = "";
     return f;
 }
@@ -344,8 +342,8 @@ void vsched__file_unref(vsched *s, vsched__file *f)
     }
     if (f->slots != &f->slot0)
         free(f->slots);
-    free(f->content);
-    vsched__file *successor = f->successor;
+    vsched__file *successor = vsched__file_successor(f);
+    free(vsched__file_content(f));
     pool_return(&s->file_pool, f);
     if (successor != NULL)
         vsched__file_unref(s, successor);
@@ -438,7 +436,7 @@ vsched__file *vsched__files_ensure_kept(vsched__files *t, const char *kept,
     *created = 0;
     if (*w != NULL)
         return *w;
-    vsched__file *f = vsched__file_new(t->pool, kept, 0);
+    vsched__file *f = vsched__file_new(t->pool, kept);
     if (f == NULL)
         return NULL;
     *w = f; /* the table's reference */

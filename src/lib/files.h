@@ -4,10 +4,10 @@
  *
  * A file node object is identified by its canonical name and, as an
  * object, by a process-unique monotonic `incarnation`; every content change
- * advances its `generation`. Its submission `lifetime` starts with the
- * first object of a name and is carried to the successor a re-home creates
- * (a re-classification keeps queued requests valid); removal and reset end
- * it. An object leaves the table once (retired): then it admits and
+ * advances its `generation`. Its submission lifetime starts with the
+ * first object of a name and goes on in the successor a re-home creates
+ * (a re-classification keeps queued requests valid: a request bound to the
+ * old object follows `successor`); removal and reset end it. An object leaves the table once (retired): then it admits and
  * publishes nothing, and `successor` names the object that replaced it, if
  * a re-home did.
  *
@@ -124,11 +124,11 @@ typedef struct vsched__filevec {
 } vsched__filevec;
 
 typedef struct vsched__file {
-    atomic_int refs;      /* the table, nodes, handles, facts, events */
-    uint32_t n_slots;     /* of slots[] */
-    uint64_t incarnation; /* process-unique object identity */
-    uint64_t lifetime;    /* submission lifetime (kept by a re-home) */
-    uint64_t generation;  /* advanced on each content change */
+    atomic_int refs;        /* the table, nodes, handles, facts, events */
+    uint32_t n_slots : 31;  /* of slots[] */
+    uint32_t retired : 1;   /* left the table */
+    uint64_t incarnation;   /* process-unique object identity */
+    uint64_t generation;    /* advanced on each content change */
     const char *kind;     /* loader classification (interned), or "" */
     uint64_t class_seq;   /* when that classification was made */
 
@@ -138,23 +138,38 @@ typedef struct vsched__file {
     vsched__slot *slots; /* one per profile: &slot0, or a heap array */
     vsched__slot slot0;  /* the first profile's (most files have one) */
 
-    /* Upserted content overriding the loader (VSCHED_REQ_CONTENT), or
-     * NULL. */
-    struct vsched__content *content;
+    /* While it is in the table: upserted content overriding the loader
+     * (VSCHED_REQ_CONTENT), or NULL -- read through vsched__file_content.
+     * Once retired (retire_file frees the content): the object a re-home
+     * replaced it with (a reference), or NULL. */
+    union {
+        struct vsched__content *content;
+        struct vsched__file *successor;
+    } u;
 
     /* The integrated Source (facts != NULL), or nothing. */
     vsched__facts *facts;
     vsched__snap *snap;     /* a reference */
     uint64_t analysis_hash; /* valid while analysis is DONE */
     uint64_t unit_hash;     /* of the unit it was built in (unit.h), or 0 */
-    struct vsched__file *successor; /* a re-home's replacement (reference) */
 
-    uint32_t retired; /* left the table (0 or 1) */
     /* Canonical source name: the MVCC directory's copy (root.h), one per
      * name however many objects it had, valid while the directory lives
      * -- which is longer than any file object. */
     const char *name;
 } vsched__file;
+
+/* Upserted content of a live object, or NULL. */
+static inline struct vsched__content *vsched__file_content(
+    const vsched__file *f)
+{
+    return f->retired ? NULL : f->u.content;
+}
+/* What replaced a retired object (a re-home), or NULL. */
+static inline vsched__file *vsched__file_successor(const vsched__file *f)
+{
+    return f->retired ? f->u.successor : NULL;
+}
 
 /* The integrated Source's deps and blockers (file references the object
  * holds, kept in its facts record's storage), or none. */
@@ -249,10 +264,9 @@ void vsched__facts_unref(vsched__facts *fa);
 
 /* ---- file objects ----------------------------------------------------------- */
 /* A new object (one reference, the caller's) from pool p; `name` is the
- * directory's copy (vsched__root_name), `lifetime` 0 starts one. NULL on
- * exhaustion. Scheduler lock held. */
-vsched__file *vsched__file_new(vsched__filepool *p, const char *name,
-                               uint64_t lifetime);
+ * directory's copy (vsched__root_name). NULL on exhaustion. Scheduler lock
+ * held. */
+vsched__file *vsched__file_new(vsched__filepool *p, const char *name);
 /* Free every slab (teardown: no object is referenced any more). */
 void vsched__filepool_fini(vsched__filepool *p);
 static inline vsched__file *vsched__file_ref(vsched__file *f)

@@ -370,6 +370,10 @@ int vsched__advance_generation(vsched *s, vsched__file *f, vsched__pass *p)
 
 static void retire_file(vsched *s, vsched__file *f)
 {
+    /* A retired object is never loaded again: its upserted content goes,
+     * and the word holds the successor from now on (files.h). */
+    free(f->u.content);
+    f->u.content = NULL;
     f->retired = 1;
     atomic_fetch_add(&s->n_retired_files, 1);
 }
@@ -378,19 +382,19 @@ vsched__file *vsched__rehome(vsched *s, vsched__file *f, const char *kind,
                              uint64_t class_seq, vsched__pass *p)
 {
     vsched__file *nf =
-        vsched__file_new(s->files.pool, f->name, f->lifetime);
+        vsched__file_new(s->files.pool, f->name);
     if (nf == NULL)
         abort(); /* admission cannot be half done */
     nf->kind = kind;
     nf->class_seq = class_seq;
     /* The successor keeps upserted content: a queued update still
      * reaches it. */
-    nf->content = f->content;
-    f->content = NULL;
+    nf->u.content = f->u.content;
+    f->u.content = NULL;
     sweep w = {{0}, {0}};
     vsched__root_begin(s->root);
     retire_file(s, f);
-    f->successor = vsched__file_ref(nf);
+    f->u.successor = vsched__file_ref(nf);
     int done = sweep_file(s, f, VSCHED_ESUPERSEDED, &w, p);
     vsched__files_replace(&s->files, f, nf); /* nf's reference: the table's */
     vsched__root_put(s->root, nf->name, VSCHED_SOURCE_PENDING, nf->incarnation,
@@ -492,8 +496,8 @@ static int op_close(vsched *s, vsched__file *f, vsched__pass *p)
 {
     int rc = vsched__advance_generation(s, f, p);
     if (rc == VSCHED_OK) {
-        free(f->content);
-        f->content = NULL;
+        free(f->u.content);
+        f->u.content = NULL;
     }
     return rc;
 }

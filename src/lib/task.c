@@ -340,8 +340,8 @@ vsched__task *vsched__task_for(vsched *s, vsched__node *n)
         t->snap = vsched__snap_ref(f->snap);
         t->content_hash = f->facts->content_hash;
     }
-    if (n->kind == VSCHED__K_SOURCE && f->content != NULL) {
-        const vsched__content *c = f->content;
+    if (n->kind == VSCHED__K_SOURCE && vsched__file_content(f) != NULL) {
+        const vsched__content *c = vsched__file_content(f);
         t->has_content = 1;
         t->len = c->len;
         t->bytes = malloc(c->len + 1);
