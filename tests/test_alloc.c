@@ -68,6 +68,12 @@ void *__wrap_aligned_alloc(size_t align, size_t n);
 
 static atomic_long n_allocs, n_frees;
 
+/* Fault injection: the next calloc of exactly fail_calloc_size bytes (one
+ * object), or the next strdup of a string equal to fail_strdup_of, fails
+ * once. */
+static _Atomic size_t fail_calloc_size;
+static const char *_Atomic fail_strdup_of;
+
 void *__wrap_malloc(size_t n)
 {
     void *p = __real_malloc(n);
@@ -78,6 +84,10 @@ void *__wrap_malloc(size_t n)
 
 void *__wrap_calloc(size_t k, size_t n)
 {
+    size_t want = atomic_load(&fail_calloc_size);
+    if (want != 0 && k == 1 && n == want &&
+        atomic_compare_exchange_strong(&fail_calloc_size, &want, 0))
+        return NULL;
     void *p = __real_calloc(k, n);
     if (p != NULL)
         atomic_fetch_add_explicit(&n_allocs, 1, memory_order_relaxed);
@@ -109,6 +119,10 @@ void *__wrap_realloc(void *p, size_t n)
 
 char *__wrap_strdup(const char *s)
 {
+    const char *bad = atomic_load(&fail_strdup_of);
+    if (bad != NULL && strcmp(s, bad) == 0 &&
+        atomic_compare_exchange_strong(&fail_strdup_of, &bad, NULL))
+        return NULL;
     char *p = __real_strdup(s);
     if (p != NULL)
         atomic_fetch_add_explicit(&n_allocs, 1, memory_order_relaxed);
@@ -688,6 +702,38 @@ static vsched_options synth_options(synth *sy, const vsched_loader_ops *lo,
                             .executor = {&synth_executor_ops, sy, 1}};
 }
 
+/* Exhaustion where a scheduler or a handle is half made: the call says
+ * ENOMEM and frees what it made, and the next one works. */
+static void exhaustion_in_create_and_submit_is_answered_enomem(void)
+{
+    synth sy = {.n = 4};
+    CU_ASSERT_EQUAL_FATAL(synth_parse_strides(&sy, "1"), 0);
+    vsched_pool *cpu = NULL, *io = NULL;
+    vsched_options so = synth_options(&sy, &synth_loader_ops, 1, &cpu, &io);
+    vsched *s = NULL;
+    /* The MVCC directory (which holds the file table) cannot be made. */
+    atomic_store(&fail_calloc_size, sizeof(vsched__root_dir));
+    CU_ASSERT_EQUAL(vsched_create(&s, &so), VSCHED_ENOMEM);
+    CU_ASSERT_EQUAL(atomic_load(&fail_calloc_size), 0); /* it was tried */
+    CU_ASSERT_PTR_NULL(s);
+    CU_ASSERT_EQUAL_FATAL(vsched_create(&s, &so), VSCHED_OK);
+    /* A single request whose profile cannot be copied. */
+    vsched_request rq = {.name = "f1",
+                         .stage = VSCHED_STAGE_ARTIFACT,
+                         .profile = "exhausted-profile"};
+    vsched_handle *h = NULL;
+    atomic_store(&fail_strdup_of, "exhausted-profile");
+    CU_ASSERT_EQUAL(vsched_submit_request(s, &rq, &h), VSCHED_ENOMEM);
+    CU_ASSERT_PTR_NULL(atomic_load(&fail_strdup_of)); /* it was tried */
+    CU_ASSERT_EQUAL_FATAL(vsched_submit_request(s, &rq, &h), VSCHED_OK);
+    const vsched_result *r = NULL;
+    CU_ASSERT_EQUAL(vsched_wait(h, &r), VSCHED_OK);
+    vsched_handle_release(h);
+    vsched_destroy(s);
+    vsched_pool_destroy(io);
+    vsched_pool_destroy(cpu);
+}
+
 /* A request refused before admission has none of the answer's fields
  * but its status and message: nothing of its pending request (internal.h:
  * the two share bytes) is left in them. */
@@ -1017,6 +1063,8 @@ static const vr_cu_test tests[] = {
      the_id_index_finds_exactly_the_allocated_nodes},
     {"freeing_a_run_of_nodes_moves_few_entries",
      freeing_a_run_of_nodes_moves_few_entries},
+    {"exhaustion_in_create_and_submit_is_answered_enomem",
+     exhaustion_in_create_and_submit_is_answered_enomem},
     {"a_refused_name_is_answered_with_its_own_words_alone",
      a_refused_name_is_answered_with_its_own_words_alone},
     {"file_objects_are_recycled_and_share_the_directory_name",

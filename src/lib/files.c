@@ -457,6 +457,9 @@ vsched__file *vsched__files_ensure_h(vsched__files *t, const char *name,
 vsched__file **vsched__files_list(vsched__files *t, size_t *n, int take)
 {
     vsched__file **v = malloc((t->n + 1) * sizeof *v);
+    *n = 0;
+    if (t->n == 0) /* also before the directory exists (vsched_create) */
+        return v;
     if (v == NULL)
         abort();
     *n = vsched__root_files(t->pool->names, (void **)v, t->n, take);

@@ -195,13 +195,13 @@ int vsched_create(vsched **out, const vsched_options *opts)
                         s->runner_limit[VSCHED__Q_IO]);
     if (s->readahead < 64)
         s->readahead = 64;
+    s->files.pool = &s->file_pool;
     s->root = vsched__root_dir_new();
     if (s->root == NULL) {
-        vsched_destroy(s);
+        vsched_destroy(s); /* an empty file table: nothing to list */
         return VSCHED_ENOMEM;
     }
     s->file_pool.names = s->root;
-    s->files.pool = &s->file_pool;
     if (pthread_create(&s->driver, NULL, vsched__driver_main, s) != 0) {
         vsched_destroy(s);
         return VSCHED_ENOMEM;
@@ -517,10 +517,13 @@ static vsched_handle *handle_new(vsched *s, const vsched_request *req)
 {
     vsched_handle *h = malloc(sizeof *h);
     char *profile = strdup(req->profile != NULL ? req->profile : "");
-    if (h == NULL || profile == NULL ||
-        handle_init(h, req, profile) != VSCHED_OK) {
-        if (h != NULL)
-            handle_fini(s, h);
+    if (h == NULL || profile == NULL) {
+        free(h); /* never initialised: nothing of it to finish */
+        free(profile);
+        return NULL;
+    }
+    if (handle_init(h, req, profile) != VSCHED_OK) {
+        handle_fini(s, h);
         free(h);
         free(profile);
         return NULL;
