@@ -220,6 +220,60 @@ static void after_admission_releases_once_upstream_is_queued_not_finished(void)
     dw_stop(s);
 }
 
+/* A node's upstream counts and its end time share a word (graph.h): a
+ * node that waits on upstream reads no end, in its info and in the JSON,
+ * however many edges it waits on; once it ends, its end is a time at or
+ * after its start, and the edges it waited on left the graph's count. */
+static void a_waiting_node_has_no_end_time_and_an_ended_one_has_its_own(void)
+{
+    vsched *s = dw_start(files, 2, 0);
+    /* W waits on five upstream jobs, one of them held running. */
+    vsched_node_spec n[6] = {dw_job("holdU", 0), dw_job("u1", 0),
+                             dw_job("u2", 0), dw_job("u3", 0),
+                             dw_job("u4", 0), dw_job("W", 0)};
+    vsched_edge_spec e[] = {EDGE(0, 5, AFTER_SUCCESS), EDGE(1, 5, AFTER_ANY),
+                            EDGE(2, 5, AFTER_ANY), EDGE(3, 5, AFTER_ANY),
+                            EDGE(4, 5, AFTER_ANY)};
+    uint64_t ids[6];
+    dw_submit(s, n, 6, e, 5, ids);
+    dw_wait_entered("holdU");
+    vsched_node_info info;
+    for (int i = 1; i <= 4; i++) {
+        CU_ASSERT_EQUAL(dw_wait(s, ids[i], &info), VSCHED_NODE_DONE);
+        vsched_node_info_clear(&info);
+    }
+    CU_ASSERT_EQUAL(vsched_node_get(s, ids[5], &info), VSCHED_OK);
+    CU_ASSERT_EQUAL(info.state, VSCHED_NODE_PENDING);
+    CU_ASSERT_EQUAL(info.started_ns, 0);
+    CU_ASSERT_EQUAL(info.finished_ns, 0);
+    vsched_node_info_clear(&info);
+    CU_ASSERT_EQUAL(vsched_node_get(s, ids[0], &info), VSCHED_OK);
+    CU_ASSERT_EQUAL(info.state, VSCHED_NODE_RUNNING);
+    CU_ASSERT(info.started_ns > 0);
+    CU_ASSERT_EQUAL(info.finished_ns, 0);
+    vsched_node_info_clear(&info);
+    char *json = NULL;
+    size_t len = 0;
+    CU_ASSERT_EQUAL_FATAL(vsched_graph_json(s, &json, &len), VSCHED_OK);
+    char key[64];
+    snprintf(key, sizeof key, "\"id\":%llu,", (unsigned long long)ids[5]);
+    const char *w = strstr(json, key);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    const char *fin = strstr(w, "\"finished_ns\":");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fin);
+    CU_ASSERT_EQUAL(strtoull(fin + strlen("\"finished_ns\":"), NULL, 10), 0);
+    free(json);
+    dw_open("holdU");
+    CU_ASSERT_EQUAL(dw_wait(s, ids[5], &info), VSCHED_NODE_DONE);
+    CU_ASSERT(info.started_ns > 0);
+    CU_ASSERT(info.finished_ns >= info.started_ns);
+    vsched_node_info_clear(&info);
+    vsched_stats st;
+    vsched_get_stats(s, &st);
+    CU_ASSERT_EQUAL(st.edges, 0);
+    dw_stop(s);
+}
+
 /* ---- resources ------------------------------------------------------------------ */
 
 static void unconfigured_resource_has_capacity_one_configured_has_n(void)
@@ -790,6 +844,7 @@ int main(void)
         T_(failed_upstream_cancels_after_success_dependents_transitively),
         T_(after_any_runs_after_a_failed_upstream),
         T_(after_admission_releases_once_upstream_is_queued_not_finished),
+        T_(a_waiting_node_has_no_end_time_and_an_ended_one_has_its_own),
         T_(unconfigured_resource_has_capacity_one_configured_has_n),
         T_(all_or_nothing_acquisition_never_holds_and_waits),
         T_(parent_subtree_holds_the_unit_and_children_borrow_it),

@@ -35,7 +35,7 @@ static vsched_node_state public_state(const vsched__node *n)
     case VSCHED__PENDING:
         /* Parked on a resource, or taken for a start: its gates fired. */
         return (vsched__node_job(n) != NULL && n->k.job->parked) ||
-                       (n->admitted && n->deps_remaining == 0)
+                       (n->admitted && vsched__deps(n) == 0)
                    ? VSCHED_NODE_READY
                    : VSCHED_NODE_PENDING;
     case VSCHED__READY: return VSCHED_NODE_READY;
@@ -71,7 +71,7 @@ static void fill(vsched_node_info *out, const vsched__node *n)
         .status = n->status,
         .priority = n->priority,
         .started_ns = n->started_ns,
-        .finished_ns = n->finished_ns,
+        .finished_ns = vsched__finished_ns(n),
         .name = dup_or_null(vsched__node_name(n)),
         .message = dup_or_null(n->why != NULL ? n->why->message : NULL),
         .failed_dep = dup_or_null(n->why != NULL ? n->why->failed_dep : NULL),
@@ -239,7 +239,7 @@ static void json_node(vsched *s, FILE *f, const vsched__node *n)
     json_str(f, o != NULL ? o->failed_dep : NULL);
     fprintf(f, ",\"started_ns\":%llu,\"finished_ns\":%llu",
             (unsigned long long)n->started_ns,
-            (unsigned long long)n->finished_ns);
+            (unsigned long long)vsched__finished_ns(n));
     if (vsched__node_job(n) != NULL) {
         json_job(f, n);
     } else {

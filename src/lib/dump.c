@@ -22,8 +22,8 @@ static void dump_one(vsched__node *n, void *arg)
         return;
     fprintf(out, "  #%llu %s %s %s deps=%u xdeps=%u ord=%lld waiters=%s%s%s",
             (unsigned long long)n->id, kind_names[n->kind],
-            vsched__node_name(n), state_names[n->state], n->deps_remaining,
-            n->xdeps, (long long)vsched__node_ord(n),
+            vsched__node_name(n), state_names[n->state], vsched__deps(n),
+            vsched__xdeps(n), (long long)vsched__node_ord(n),
             n->waiters != NULL ? "yes" : "no", n->doomed ? " doomed" : "",
             n->task != NULL ? " task" : "");
     if (vsched__node_unit(n) != NULL) {

@@ -98,7 +98,7 @@ static void apply_end(vsched *s, vsched__node *up, vsched__node *d,
         return;
     }
     if (counted) {
-        d->deps_remaining--;
+        vsched__deps_add(d, -1);
         vsched__make_ready_if_free(s, d);
     }
 }
@@ -156,8 +156,8 @@ static void edge_drop(vsched *s, vsched__node *up, vsched__node *d)
     for (uint32_t i = 0; i < up->down.n; i++)
         if (up->down.v[i] == d) {
             up->down.v[i] = up->down.v[--up->down.n];
-            d->xdeps--;
-            d->deps_remaining--;
+            vsched__xdeps_add(d, -1);
+            vsched__deps_add(d, -1);
             s->graph.edges--;
             vsched__node_unref(s, d);
             return;

@@ -387,8 +387,8 @@ int vsched__edge_add(vsched__graph *g, vsched__node *up, vsched__node *down)
     vsched__node_ref(down);
     if (vsched__node_unit(down) != NULL)
         vsched__unit_busy(down);
-    down->deps_remaining++;
-    down->xdeps++;
+    vsched__deps_add(down, 1);
+    vsched__xdeps_add(down, 1);
     g->edges++;
     return VSCHED_OK;
 }
@@ -462,7 +462,7 @@ void vsched__push_ready(vsched *s, vsched__node *n)
 
 void vsched__make_ready_if_free(vsched *s, vsched__node *n)
 {
-    if (n->state != VSCHED__PENDING || n->deps_remaining != 0 || n->doomed)
+    if (n->state != VSCHED__PENDING || vsched__deps(n) != 0 || n->doomed)
         return;
     if (vsched__node_unit(n) != NULL)
         vsched__unit_note_free(s, n); /* the unit is released whole */

@@ -95,13 +95,22 @@ typedef struct vsched__node {
     struct vsched_handle *waiters; /* handles waiting for its end (a list) */
     struct vsched__task *task;     /* its task while out (prepared/running) */
     struct vsched__outcome *why;   /* message, failed_dep, diags; or NULL */
-    uint64_t started_ns, finished_ns;
+    uint64_t started_ns;
+    /* What waits on upstream means nothing once the node is terminal, and
+     * when it ended means nothing before: the two share a word. Read and
+     * written through the accessors below only (a terminal node's counts
+     * read 0 and drop writes; a live node's end reads 0). */
+    union {
+        struct {
+            uint32_t deps_remaining; /* upstream nodes not yet DONE */
+            uint32_t xdeps;          /* of which explicit edges */
+        } wait;                      /* until terminal */
+        uint64_t finished_ns;        /* once terminal */
+    } end;
 
     int32_t priority;        /* effective: max over what demands it */
     uint32_t weight_us;      /* critical-path key: longest expected
                                       duration downstream, microseconds */
-    uint32_t deps_remaining; /* upstream nodes not yet DONE */
-    uint32_t xdeps;          /* of which explicit edges */
     uint32_t refs;
     uint32_t ready_seq; /* validates ready-queue entries */
     uint32_t mark;      /* traversal stamp */
@@ -229,6 +238,34 @@ static inline void vsched__node_ref(vsched__node *n)
 void vsched__node_unref(struct vsched *s, vsched__node *n);
 /* Leave the structure (once): drops the graph's reference. */
 void vsched__node_retire(struct vsched *s, vsched__node *n);
+
+static inline int vsched__node_terminal(const vsched__node *n);
+
+/* Upstream still to end, and of it the explicit edges (0 once terminal);
+ * the changes below do nothing to a terminal node. */
+static inline uint32_t vsched__deps(const vsched__node *n)
+{
+    return vsched__node_terminal(n) ? 0 : n->end.wait.deps_remaining;
+}
+static inline uint32_t vsched__xdeps(const vsched__node *n)
+{
+    return vsched__node_terminal(n) ? 0 : n->end.wait.xdeps;
+}
+static inline void vsched__deps_add(vsched__node *n, int32_t d)
+{
+    if (!vsched__node_terminal(n))
+        n->end.wait.deps_remaining += (uint32_t)d;
+}
+static inline void vsched__xdeps_add(vsched__node *n, int32_t d)
+{
+    if (!vsched__node_terminal(n))
+        n->end.wait.xdeps += (uint32_t)d;
+}
+/* When it ended (0 until terminal). */
+static inline uint64_t vsched__finished_ns(const vsched__node *n)
+{
+    return vsched__node_terminal(n) ? n->end.finished_ns : 0;
+}
 
 static inline int vsched__node_terminal(const vsched__node *n)
 {

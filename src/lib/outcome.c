@@ -71,7 +71,7 @@ void vsched__handle_finish(vsched *s, vsched_handle *h, vsched__node *n,
     r->incarnation = f->incarnation;
     r->generation = n->generation;
     r->started_ns = n->started_ns;
-    r->finished_ns = n->finished_ns;
+    r->finished_ns = vsched__finished_ns(n);
     if (f->facts != NULL && f->generation == n->generation) {
         vsched__facts *fa = vsched__facts_ref(f->facts); /* the handle's */
         r->deps = vsched__facts_dep_names(fa);
@@ -148,6 +148,20 @@ static void answer_waiters(vsched *s, vsched__node *n, vsched__pass *p)
 
 /* ---- the terminal transition ------------------------------------------------ */
 
+/* n becomes terminal in `state`, ended at `now` (0: read the clock): its
+ * explicit edges leave the count, and the word that held its upstream
+ * counts holds its end from now on (graph.h). The one way into a terminal
+ * state. */
+static void become_terminal(vsched *s, vsched__node *n,
+                            vsched__node_state state, uint64_t now)
+{
+    s->graph.edges -= vsched__xdeps(n);
+    n->state = (uint8_t)state;
+    n->end.finished_ns = now != 0 ? now : vsched__now_ns();
+    if (n->started_ns == 0)
+        n->started_ns = n->end.finished_ns;
+}
+
 /* State, times and bookkeeping of an ending node (no waiters, no
  * downstream). Takes ownership of why. A member of a unit leaves it; the
  * unit is returned (held) when the caller must act on the rest. */
@@ -166,20 +180,14 @@ static vsched__unit *finish(vsched *s, vsched__node *n,
             vsched__loaded_taken(s);
     }
     vsched__unready(s, n);
-    n->state = (uint8_t)state;
+    /* The hold's reading, unless the node started after it (another
+     * runner took it meanwhile). */
+    become_terminal(s, n, state,
+                    p->clock != 0 && p->clock >= n->started_ns ? p->clock : 0);
     n->status = status;
     if (n->why != why)
         vsched__outcome_free(n->why);
     n->why = why;
-    /* The hold's reading, unless the node started after it (another
-     * runner took it meanwhile). */
-    n->finished_ns = p->clock != 0 && p->clock >= n->started_ns
-                         ? p->clock
-                         : vsched__now_ns();
-    if (n->started_ns == 0)
-        n->started_ns = n->finished_ns;
-    s->graph.edges -= n->xdeps;
-    n->xdeps = 0;
     vsched__ups_clear(s, n);
     atomic_store_explicit(&n->cancel, state != VSCHED__DONE,
                           memory_order_release);
@@ -194,13 +202,8 @@ static vsched__unit *finish(vsched *s, vsched__node *n,
 void vsched__node_drop(vsched *s, vsched__node *n)
 {
     vsched__unready(s, n);
-    n->state = VSCHED__CANCELLED;
+    become_terminal(s, n, VSCHED__CANCELLED, 0);
     n->status = VSCHED_ESUPERSEDED;
-    n->finished_ns = vsched__now_ns();
-    if (n->started_ns == 0)
-        n->started_ns = n->finished_ns;
-    s->graph.edges -= n->xdeps;
-    n->xdeps = 0;
     vsched__ups_clear(s, n);
     atomic_store_explicit(&n->cancel, 1, memory_order_release);
     if (vsched__node_unit(n) != NULL) {
@@ -223,13 +226,13 @@ static void each_implicit(vsched *s, vsched__node *n,
         return;
     if (n->kind == VSCHED__K_SOURCE && f->source == n) {
         vsched__node *a = f->analysis;
-        if (a != NULL && a->state == VSCHED__PENDING && a->deps_remaining > 0)
+        if (a != NULL && a->state == VSCHED__PENDING && vsched__deps(a) > 0)
             fn(s, n, a, arg);
     } else if (n->kind == VSCHED__K_ANALYSIS && f->analysis == n) {
         for (uint32_t i = 0; i < f->n_slots; i++) {
             vsched__node *x = f->slots[i].node;
             if (x != NULL && x->state == VSCHED__PENDING &&
-                x->deps_remaining > 0)
+                vsched__deps(x) > 0)
                 fn(s, n, x, arg);
         }
     }
@@ -239,7 +242,7 @@ static void release_one(vsched *s, vsched__node *up, vsched__node *d,
                         void *arg)
 {
     (void)up, (void)arg;
-    d->deps_remaining--;
+    vsched__deps_add(d, -1);
     vsched__make_ready_if_free(s, d);
 }
 
@@ -257,7 +260,7 @@ static void release_down(vsched *s, vsched__node *n,
     for (uint32_t i = 0; i < down.n; i++) {
         vsched__node *d = down.v[i];
         if (!vsched__node_terminal(d)) {
-            d->xdeps--;
+            vsched__xdeps_add(d, -1);
             s->graph.edges--;
             if (vsched__node_job(d) != NULL)
                 vsched__job_upstream_ended(s, n, d, p); /* its gate */
@@ -462,7 +465,7 @@ int vsched__wait_on(vsched *s, vsched__node *up, vsched__node *n,
     } else {
         if (vsched__node_unit(n) != NULL)
             vsched__unit_busy(n);
-        n->deps_remaining++;
+        vsched__deps_add(n, 1);
     }
     vsched__raise(s, up, n->priority, n->weight_us);
     return 0;

@@ -57,7 +57,7 @@ void vsched__pass_event(vsched *s, vsched__pass *p, const vsched__node *n)
                                                vsched__node_profile(n),
                                                n->status,
                                                n->started_ns,
-                                               n->finished_ns,
+                                               vsched__finished_ns(n),
                                                NULL};
 }
 

@@ -64,15 +64,15 @@ static void detach_down(vsched *s, vsched__node *n, sweep *w)
         vsched__node *d = down.v[i];
         if (vsched__node_terminal(d) || w == NULL) {
             if (!vsched__node_terminal(d)) {
-                d->xdeps--;
-                d->deps_remaining--;
+                vsched__xdeps_add(d, -1);
+                vsched__deps_add(d, -1);
                 s->graph.edges--;
             }
             vsched__node_unref(s, d);
             continue;
         }
-        d->xdeps--;
-        d->deps_remaining--;
+        vsched__xdeps_add(d, -1);
+        vsched__deps_add(d, -1);
         s->graph.edges--;
         vsched__node_ref(n);
         if (vsched__nodevec_push(&w->regate, d) != VSCHED_OK ||

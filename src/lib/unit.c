@@ -93,7 +93,7 @@ static void leave_one(vsched__unit *u, vsched__node *x)
 static void count_free(vsched__node *x)
 {
     if (!x->unit_free && !x->unit_held && x->state == VSCHED__PENDING &&
-        x->deps_remaining == 0) {
+        vsched__deps(x) == 0) {
         x->unit_free = 1;
         vsched__node_unit(x)->free++;
     }
@@ -111,8 +111,8 @@ static void spend_out(vsched *s, vsched__unit *u, vsched__node *m,
     for (uint32_t i = 0; i < v->n; i++) {
         vsched__node *d = v->v[i];
         if (vsched__node_unit(d) == u && !vsched__node_terminal(d)) {
-            d->deps_remaining--;
-            d->xdeps--;
+            vsched__deps_add(d, -1);
+            vsched__xdeps_add(d, -1);
             s->graph.edges--;
             vsched__ups_remove(s, d, m);
             if (vsched__nodevec_push(freed, d) != VSCHED_OK)
@@ -190,8 +190,8 @@ vsched__unit *vsched__unit_form(vsched *s, vsched__node *const *v, size_t n)
             uint32_t k = 0;
             for (uint32_t j = 0; j < dv->n; j++) {
                 if (dv->v[j] == m && !vsched__node_terminal(m)) {
-                    m->deps_remaining--;
-                    m->xdeps--;
+                    vsched__deps_add(m, -1);
+                    vsched__xdeps_add(m, -1);
                     s->graph.edges--;
                     vsched__ups_remove(s, m, a);
                     vsched__node_unref(s, m);
