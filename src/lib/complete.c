@@ -101,8 +101,9 @@ static int integrate_source(vsched *s, vsched__task *t, vsched__pass *p)
 {
     vsched__node *n = t->node;
     vsched__file *f = n->file;
+    /* The task's references on the record and on its snapshot (the same
+     * object) pass to the file. */
     vsched__facts *fa = t->facts;
-    vsched__snap *snap = t->snap_new;
     t->facts = NULL;
     t->snap_new = NULL;
     /* Resolve the names into file objects (auto-ingest: each gets its
@@ -116,7 +117,7 @@ static int integrate_source(vsched *s, vsched__task *t, vsched__pass *p)
         vsched__ensure_source(s, d, n->priority);
         vsched__facts_files(fa)[i] = d;
     }
-    vsched__file_set_source(s, f, snap, fa);
+    vsched__file_set_source(s, f, fa);
     if (t->file_kind[0] != '\0' && t->class_seq > f->class_seq) {
         /* The loader classified it as it loaded it. */
         f->kind = vsched__intern(s, t->file_kind);

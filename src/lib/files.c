@@ -18,19 +18,20 @@ static atomic_uint_fast64_t next_incarnation = 1;
 
 vsched__snap *vsched__snap_new(void *p)
 {
-    vsched__snap *sn = malloc(sizeof *sn);
-    if (sn == NULL)
+    vsched__facts *fa = calloc(1, sizeof *fa);
+    if (fa == NULL)
         return NULL;
-    sn->p = p;
-    sn->next_dead = NULL;
-    atomic_init(&sn->refs, 1);
-    return sn;
+    fa->snapshot = p;
+    atomic_init(&fa->snapshot_refs, 1);
+    atomic_init(&fa->refs, 1); /* the snapshot's */
+    return fa;
 }
 
 vsched__snap *vsched__snap_ref(vsched__snap *sn)
 {
     if (sn != NULL)
-        atomic_fetch_add_explicit(&sn->refs, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&sn->snapshot_refs, 1,
+                                  memory_order_relaxed);
     return sn;
 }
 
@@ -39,9 +40,10 @@ static void free_list(vsched *s, vsched__snap *list)
     const vsched_executor_binding *eb = &s->opts.executor;
     while (list != NULL) {
         vsched__snap *next = list->next_dead;
-        if (list->p != NULL)
-            eb->ops->snapshot_free(eb->inst, list->p);
-        free(list);
+        if (list->snapshot != NULL)
+            eb->ops->snapshot_free(eb->inst, list->snapshot);
+        list->snapshot = NULL;
+        vsched__facts_unref(list); /* the snapshot's reference */
         list = next;
     }
 }
@@ -80,8 +82,8 @@ void vsched__snaps_free(vsched *s, vsched__snap *list)
 
 void vsched__snap_unref(vsched *s, vsched__snap *sn)
 {
-    if (sn == NULL ||
-        atomic_fetch_sub_explicit(&sn->refs, 1, memory_order_acq_rel) != 1)
+    if (sn == NULL || atomic_fetch_sub_explicit(&sn->snapshot_refs, 1,
+                                                memory_order_acq_rel) != 1)
         return;
     if (vsched__holds_lock(s)) {
         /* No plugin call under the scheduler lock: after the unlock. */
@@ -96,8 +98,9 @@ void vsched__snap_unref(vsched *s, vsched__snap *sn)
 /* ---- facts -------------------------------------------------------------------- */
 
 vsched__facts *vsched__facts_new(vsched__root_dir *dir, uint64_t content_hash,
-                                 const char *const *names, size_t n_deps,
-                                 size_t n_blockers, uint64_t *hashes)
+                                 void *snapshot, const char *const *names,
+                                 size_t n_deps, size_t n_blockers,
+                                 uint64_t *hashes)
 {
     size_t n = n_deps + n_blockers;
     if (n_deps > UINT32_MAX || n_blockers > UINT32_MAX)
@@ -106,7 +109,10 @@ vsched__facts *vsched__facts_new(vsched__root_dir *dir, uint64_t content_hash,
                                n * sizeof(vsched__file *));
     if (fa == NULL)
         return NULL;
-    atomic_init(&fa->refs, 1);
+    fa->snapshot = snapshot;
+    fa->next_dead = NULL;
+    atomic_init(&fa->snapshot_refs, 1);
+    atomic_init(&fa->refs, 2); /* the caller's and its snapshot's */
     fa->content_hash = content_hash;
     fa->n_deps = (uint32_t)n_deps; /* before the accessors: they count */
     fa->n_blockers = (uint32_t)n_blockers;
@@ -303,25 +309,24 @@ void vsched__file_clear_source(vsched *s, vsched__file *f)
         return;
     index_blockers(s, f, 0);
     s->n_blockers -= f->facts->n_blockers;
-    vsched__snap_unref(s, f->snap);
+    /* The file's reference on the snapshot; its own on the record keeps
+     * the record readable below. */
+    vsched__facts *fa = f->facts;
+    vsched__snap_unref(s, fa);
     /* The deps and blockers: the references the object holds (the arrays
      * live in the facts record). */
-    vsched__facts *fa = f->facts;
     for (size_t i = 0; i < fa->n_deps + fa->n_blockers; i++)
         vsched__file_unref(s, vsched__facts_files(fa)[i]);
     vsched__facts_unref(fa);
     f->facts = NULL;
-    f->snap = NULL;
 }
 
-void vsched__file_set_source(vsched *s, vsched__file *f, vsched__snap *snap,
-                             vsched__facts *fa)
+void vsched__file_set_source(vsched *s, vsched__file *f, vsched__facts *fa)
 {
     vsched__file_clear_source(s, f);
     vsched__file **v = vsched__facts_files(fa);
     for (size_t i = 0; i < fa->n_deps + fa->n_blockers; i++)
         vsched__file_ref(v[i]);
-    f->snap = snap;
     f->facts = fa;
     index_blockers(s, f, 1);
     s->n_blockers += fa->n_blockers;

@@ -42,7 +42,6 @@
 
 struct vsched;
 
-/* A parsed snapshot, freed through the executor after its last reference. */
 /* Upserted bytes: one allocation, the length ahead of them (and a NUL
  * after, for plugins that read text). */
 typedef struct vsched__content {
@@ -50,30 +49,40 @@ typedef struct vsched__content {
     char bytes[];
 } vsched__content;
 
-typedef struct vsched__snap {
-    void *p; /* executor-owned */
-    atomic_int refs;
-    struct vsched__snap *next_dead; /* on vsched.dead_snaps */
-} vsched__snap;
-
 struct vsched__file;
 
-/* What a result names of an integrated Source: the content hash and the
- * deps' and blockers' names. Immutable once made, shared by the file and
- * the results handed to callers. Its names are the name directory's
- * copies (root.h), held by a reference on the directory, so a result may
- * outlive the scheduler and the record copies no name. */
+/* What an integrated Source established, in one allocation: the
+ * executor's parsed snapshot, and what a result names -- the content hash
+ * and the deps' and blockers' names. Immutable once made but for the
+ * snapshot's release, shared by the file, its tasks and the results
+ * handed to callers. Its names are the name directory's copies (root.h),
+ * held by a reference on the directory, so a result may outlive the
+ * scheduler and the record copies no name.
+ *
+ * Two counts. `snapshot_refs` counts who reads the snapshot (the file,
+ * tasks); at its last the snapshot is freed through the executor -- after
+ * the unlock when the scheduler lock is held (vsched__snap_unref) -- and
+ * the snapshot's one reference on the record goes. `refs` counts the
+ * record (the file, tasks, results, and that one of a live snapshot); at
+ * its last the record is freed, on any thread. A record made only to
+ * hand a snapshot back (vsched__snap_new) names nothing. */
 typedef struct vsched__facts {
+    void *snapshot;                 /* executor-owned, or NULL */
+    struct vsched__facts *next_dead; /* on vsched.dead_snaps */
+    atomic_int snapshot_refs;
     atomic_int refs;
     uint32_t n_deps, n_blockers;
     uint64_t content_hash;
-    struct vsched__root_dir *names; /* a reference */
+    struct vsched__root_dir *names; /* a reference, or NULL */
     /* Then, in the same block: the integrating file's deps[] and
      * blockers[] (n_deps + n_blockers file pointers; the file holds the
      * references, results never read them) and the names (n_deps +
      * n_blockers + 1 pointers, deps first, NULL-ended); read through the
      * accessors below. */
 } vsched__facts;
+
+/* A reference on a record's snapshot is a vsched__snap. */
+typedef vsched__facts vsched__snap;
 
 static inline struct vsched__file **vsched__facts_files(vsched__facts *fa)
 {
@@ -148,8 +157,7 @@ typedef struct vsched__file {
     } u;
 
     /* The integrated Source (facts != NULL), or nothing. */
-    vsched__facts *facts;
-    vsched__snap *snap;     /* a reference */
+    vsched__facts *facts; /* a reference, and one on its snapshot */
     uint64_t analysis_hash; /* valid while analysis is DONE */
     uint64_t unit_hash;     /* of the unit it was built in (unit.h), or 0 */
 
@@ -173,6 +181,11 @@ static inline vsched__file *vsched__file_successor(const vsched__file *f)
 
 /* The integrated Source's deps and blockers (file references the object
  * holds, kept in its facts record's storage), or none. */
+/* The integrated Source's snapshot (the record: a vsched__snap), or NULL. */
+static inline vsched__snap *vsched__file_snap(const vsched__file *f)
+{
+    return f->facts;
+}
 static inline uint32_t vsched__file_n_deps(const vsched__file *f)
 {
     return f->facts != NULL ? f->facts->n_deps : 0;
@@ -234,6 +247,9 @@ typedef struct vsched__dependents {
 } vsched__dependents;
 
 /* ---- snapshots -------------------------------------------------------------- */
+/* A record of nothing but the snapshot p (one reference on it): to hand
+ * back through the executor a snapshot that was never integrated. NULL on
+ * exhaustion. */
 vsched__snap *vsched__snap_new(void *p);
 vsched__snap *vsched__snap_ref(vsched__snap *sn);
 /* Drop a reference; the last one frees the snapshot through the
@@ -249,13 +265,15 @@ void vsched__snaps_free(struct vsched *s, vsched__snap *list);
 void vsched__executor_flush(struct vsched *s, int wait);
 
 /* ---- facts ------------------------------------------------------------------ */
-/* A record of names[0..n_deps) (deps) then the blockers after them, each
- * named in the directory `dir` (one hold of its lock) and its hash left in
- * hashes[] (the caller's array, n_deps + n_blockers long); files[] is left
- * for integration to fill. Any thread, without the scheduler lock. NULL
- * on exhaustion. */
+/* A record of the parsed snapshot and names[0..n_deps) (deps) then the
+ * blockers after them, each named in the directory `dir` (one hold of its
+ * lock) and its hash left in hashes[] (the caller's array, n_deps +
+ * n_blockers long); files[] is left for integration to fill. The caller
+ * holds one reference on the record and one on the snapshot (the same
+ * pointer). Any thread, without the scheduler lock. NULL on exhaustion
+ * (the snapshot is then still the caller's). */
 vsched__facts *vsched__facts_new(struct vsched__root_dir *dir,
-                                 uint64_t content_hash,
+                                 uint64_t content_hash, void *snapshot,
                                  const char *const *names, size_t n_deps,
                                  size_t n_blockers, uint64_t *hashes);
 vsched__facts *vsched__facts_ref(vsched__facts *fa);
@@ -281,11 +299,11 @@ vsched__slot *vsched__file_slot(vsched__file *f, const char *profile);
 /* The slot of profile, or NULL. */
 vsched__slot *vsched__file_find_slot(vsched__file *f, const char *profile);
 
-/* f's Source is integrated: snapshot (its reference), facts (its
- * reference) whose files[] holds the deps then the blockers (references
- * taken here); the dependents index follows. */
+/* f's Source is integrated: fa (the caller's references on the record
+ * and on its snapshot pass to f), whose files[] holds the deps then the
+ * blockers (references taken here); the dependents index follows. */
 void vsched__file_set_source(struct vsched *s, vsched__file *f,
-                             vsched__snap *snap, vsched__facts *fa);
+                             vsched__facts *fa);
 /* Forget what f's Source established. */
 void vsched__file_clear_source(struct vsched *s, vsched__file *f);
 

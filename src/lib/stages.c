@@ -175,15 +175,13 @@ static int prepare_source(vsched__task *t)
     uint64_t inline_hashes[16];
     const char **names = n <= 16 ? inline_names : malloc(n * sizeof *names);
     uint64_t *hashes = n <= 16 ? inline_hashes : malloc(n * sizeof *hashes);
-    t->snap_new = vsched__snap_new(t->new_snapshot);
-    if (names == NULL || hashes == NULL || t->snap_new == NULL) {
+    if (names == NULL || hashes == NULL) {
         if (names != inline_names)
             free(names);
         if (hashes != inline_hashes)
             free(hashes);
         return VSCHED_ENOMEM; /* task_free hands the snapshot back */
     }
-    t->new_snapshot = NULL;
     size_t kd = 0, kb = 0;
     for (size_t i = 0; i < nd; i++)
         if (strcmp(t->deps.deps[i], t->name) != 0)
@@ -191,8 +189,12 @@ static int prepare_source(vsched__task *t)
     for (size_t i = 0; i < nb; i++)
         if (strcmp(t->deps.blockers[i], t->name) != 0)
             names[kd + kb++] = t->deps.blockers[i];
-    t->facts =
-        vsched__facts_new(t->s->root, t->out_hash, names, kd, kb, hashes);
+    t->facts = vsched__facts_new(t->s->root, t->out_hash, t->new_snapshot,
+                                 names, kd, kb, hashes);
+    if (t->facts != NULL) {
+        t->new_snapshot = NULL; /* the record's now */
+        t->snap_new = t->facts; /* the reference on it */
+    }
     if (names != inline_names)
         free(names);
     if (hashes != inline_hashes)
@@ -210,7 +212,7 @@ static void run_analysis(vsched__task *t, const vsched_ctx *ctx)
     /* 1.0 fields first, then the 1.1 ones (plugin.h: a 1.0 plugin reads
      * its prefix); the blockers as task.c read them. */
     vsched_analysis_in in = {
-        t->name,         t->snap != NULL ? t->snap->p : NULL,
+        t->name,         t->snap != NULL ? t->snap->snapshot : NULL,
         t->content_hash, t->blocker_hashes,
         t->n_blockers,   sizeof in,
         t->blk};
@@ -339,7 +341,7 @@ static void run_artifact(vsched__task *t, const vsched_ctx *ctx)
     vsched *s = t->s;
     const vsched_executor_binding *eb = &s->opts.executor;
     vsched_artifact_in in = {
-        t->name,          t->profile, t->snap != NULL ? t->snap->p : NULL,
+        t->name,          t->profile, t->snap != NULL ? t->snap->snapshot : NULL,
         t->analysis_hash, sizeof in,  t->blk,
         t->n_blk};
     vsched_artifact_out out = {0};

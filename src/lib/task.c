@@ -264,8 +264,9 @@ static char *blk_room(vsched__task *t, size_t n, size_t extra)
 static void blk_set(vsched__task *t, size_t i, const vsched__file *b,
                     const char *name)
 {
-    t->blk_snaps[i] = vsched__snap_ref(b->snap);
-    t->blk[i] = (vsched_blocker_in){name, b->snap != NULL ? b->snap->p : NULL};
+    vsched__snap *sn = vsched__file_snap(b);
+    t->blk_snaps[i] = vsched__snap_ref(sn);
+    t->blk[i] = (vsched_blocker_in){name, sn != NULL ? sn->snapshot : NULL};
 }
 
 /* The closure of f's blockers; names copied (they come from many
@@ -337,7 +338,7 @@ vsched__task *vsched__task_for(vsched *s, vsched__node *n)
     t->name = f->name;
     t->profile = vsched__node_profile(n);
     if (f->facts != NULL) {
-        t->snap = vsched__snap_ref(f->snap);
+        t->snap = vsched__snap_ref(vsched__file_snap(f));
         t->content_hash = f->facts->content_hash;
     }
     if (n->kind == VSCHED__K_SOURCE && vsched__file_content(f) != NULL) {
