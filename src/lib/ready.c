@@ -124,26 +124,33 @@ static vsched__bucket *bucket_of(vsched__rq *q, int32_t priority, uint32_t wc)
 }
 
 /* Ring capacities are powers of two (64, doubling); an emptied ring
- * larger than this is freed. */
+ * larger than this is freed, and one larger than this that is less than
+ * a quarter full is halved. */
 #define RING_KEEP 4096u
+
+/* Move b's entries, in order, into a new ring of cap entries (cap >= n).
+ * 0 on exhaustion (b unchanged). */
+static int ring_resize(vsched__bucket *b, uint32_t cap)
+{
+    vsched__entry *ring = vsched__pages_alloc(cap * sizeof *ring);
+    if (ring == NULL)
+        return 0;
+    for (uint32_t i = 0; i < b->n; i++)
+        ring[i] = b->ring[(b->head + i) & (b->cap - 1)];
+    vsched__pages_free(b->ring, b->cap * sizeof *ring);
+    b->ring = ring;
+    b->head = 0;
+    b->cap = cap;
+    return 1;
+}
 
 void vsched__rq_push(vsched__rq *q, struct vsched__node *n, int32_t priority,
                      uint32_t weight_us, uint32_t seq)
 {
     vsched__bucket *b =
         bucket_of(q, priority, vsched__weight_class(weight_us));
-    if (b->n == b->cap) {
-        uint32_t cap = b->cap ? b->cap * 2 : 64;
-        vsched__entry *ring = vsched__pages_alloc(cap * sizeof *ring);
-        if (ring == NULL)
-            abort();
-        for (uint32_t i = 0; i < b->n; i++)
-            ring[i] = b->ring[(b->head + i) & (b->cap - 1)];
-        vsched__pages_free(b->ring, b->cap * sizeof *ring);
-        b->ring = ring;
-        b->head = 0;
-        b->cap = cap;
-    }
+    if (b->n == b->cap && !ring_resize(b, b->cap ? b->cap * 2 : 64))
+        abort();
     b->ring[(b->head + b->n) & (b->cap - 1)] = (vsched__entry){n, seq};
     if (b->n++ == 0) {
         if (q->heap_n == q->heap_cap) {
@@ -199,7 +206,7 @@ int vsched__rq_pop(vsched__rq *q, vsched__entry *out)
          * files fills one to a million entries once, and the memory is
          * better given back than kept for a burst that may not come. */
         b->head = 0;
-        if (b->cap > RING_KEEP) {
+        if (b->cap > RING_KEEP) { /* emptied */
             vsched__pages_free(b->ring, b->cap * sizeof *b->ring);
             b->ring = NULL;
             b->cap = 0;
@@ -208,6 +215,13 @@ int vsched__rq_pop(vsched__rq *q, vsched__entry *out)
             heap_set(q, 0, q->heap[q->heap_n]);
             sift_down(q, 0);
         }
+    } else if (b->cap > RING_KEEP && b->n < b->cap / 4) {
+        /* A large ring drained slowly (a million loads let out by the
+         * read-ahead window over the whole run) gives its memory back as
+         * it goes, not all at the end: halved at a quarter full, each
+         * copy paid for by the pops since the last (and, on exhaustion,
+         * simply kept). */
+        (void)ring_resize(b, b->cap / 2);
     }
     return 1;
 }
