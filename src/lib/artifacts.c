@@ -90,7 +90,7 @@ int vsched_remove_artifact_not_newer_than(vsched *s, const vsched_witness *w,
     vsched__file *f = witnessed(s, w);
     int rc = f == NULL ? VSCHED_ESTALE : VSCHED_ENOENT;
     for (size_t i = 0; f != NULL && i < f->n_slots; i++) {
-        vsched__slot *a = &f->slots[i];
+        vsched__slot *a = &vsched__file_slots(f)[i];
         if (strcmp(a->profile, profile) != 0 || a->commit == NULL)
             continue;
         if (a->commit->generation <= w->generation) {
@@ -113,7 +113,7 @@ int vsched_get_artifact(vsched *s, const char *name, const char *profile,
     vsched__file *f = vsched__files_find(&s->files, name);
     int rc = VSCHED_ENOENT;
     for (size_t i = 0; f != NULL && i < f->n_slots; i++) {
-        vsched__slot *a = &f->slots[i];
+        vsched__slot *a = &vsched__file_slots(f)[i];
         const vsched__commit *c = a->commit;
         if (strcmp(a->profile, profile) != 0 || c == NULL)
             continue;

@@ -193,7 +193,7 @@ static void cancel_all(vsched *s, const char *reason, vsched__pass *p)
     for (size_t i = 0; i < nf; i++) {
         vsched__file *f = files[i];
         for (uint32_t k = 0; k < f->n_slots; k++)
-            cancel_node(s, f->slots[k].node, reason, p);
+            cancel_node(s, vsched__file_slots(f)[k].node, reason, p);
         cancel_node(s, f->analysis, reason, p);
         cancel_node(s, f->source, reason, p);
     }

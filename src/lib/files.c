@@ -341,12 +341,13 @@ void vsched__file_unref(vsched *s, vsched__file *f)
     if (f->retired)
         atomic_fetch_sub(&s->n_retired_files, 1);
     vsched__file_clear_source(s, f);
+    vsched__slot *slots = vsched__file_slots(f);
     for (uint32_t i = 0; i < f->n_slots; i++) {
-        free(f->slots[i].path);
-        free(f->slots[i].commit);
+        free(slots[i].path);
+        free(slots[i].commit);
     }
-    if (f->slots != &f->slot0)
-        free(f->slots);
+    if (f->n_slots > 1)
+        free(slots);
     vsched__file *successor = vsched__file_successor(f);
     free(vsched__file_content(f));
     pool_return(&s->file_pool, f);
@@ -356,9 +357,10 @@ void vsched__file_unref(vsched *s, vsched__file *f)
 
 vsched__slot *vsched__file_find_slot(vsched__file *f, const char *profile)
 {
+    vsched__slot *slots = vsched__file_slots(f);
     for (uint32_t i = 0; i < f->n_slots; i++)
-        if (f->slots[i].profile == profile)
-            return &f->slots[i];
+        if (slots[i].profile == profile)
+            return &slots[i];
     return NULL;
 }
 
@@ -369,17 +371,19 @@ vsched__slot *vsched__file_slot(vsched__file *f, const char *profile)
         return sl;
     vsched__slot *v;
     if (f->n_slots == 0) {
-        v = &f->slot0; /* the first profile's slot lives in the object */
-    } else {
-        v = f->slots == &f->slot0
-                ? malloc((f->n_slots + 1) * sizeof *v)
-                : realloc(f->slots, (f->n_slots + 1) * sizeof *v);
+        v = &f->sl.one; /* the first profile's slot lives in the object */
+    } else if (f->n_slots == 1) {
+        v = malloc(2 * sizeof *v);
         if (v == NULL)
             return NULL;
-        if (f->slots == &f->slot0)
-            v[0] = f->slot0;
+        v[0] = f->sl.one; /* before the word turns into the array's */
+        f->sl.many = v;
+    } else {
+        v = realloc(f->sl.many, (f->n_slots + 1) * sizeof *v);
+        if (v == NULL)
+            return NULL;
+        f->sl.many = v;
     }
-    f->slots = v;
     sl = &v[f->n_slots++];
     *sl = (vsched__slot){.profile = profile};
     return sl;

@@ -144,8 +144,13 @@ typedef struct vsched__file {
     /* Current-generation stage nodes (graph references); NULL until
      * admitted. */
     vsched__node *source, *analysis;
-    vsched__slot *slots; /* one per profile: &slot0, or a heap array */
-    vsched__slot slot0;  /* the first profile's (most files have one) */
+    /* One Artifact slot per profile, read through vsched__file_slots: the
+     * first profile's in the object (most files have one), more in a heap
+     * array that takes the first one along. */
+    union {
+        vsched__slot one;   /* n_slots <= 1 */
+        vsched__slot *many; /* n_slots > 1 */
+    } sl;
 
     /* While it is in the table: upserted content overriding the loader
      * (VSCHED_REQ_CONTENT), or NULL -- read through vsched__file_content.
@@ -166,6 +171,12 @@ typedef struct vsched__file {
      * -- which is longer than any file object. */
     const char *name;
 } vsched__file;
+
+/* The object's n_slots Artifact slots. */
+static inline vsched__slot *vsched__file_slots(vsched__file *f)
+{
+    return f->n_slots > 1 ? f->sl.many : &f->sl.one;
+}
 
 /* Upserted content of a live object, or NULL. */
 static inline struct vsched__content *vsched__file_content(

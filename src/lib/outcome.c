@@ -230,7 +230,7 @@ static void each_implicit(vsched *s, vsched__node *n,
             fn(s, n, a, arg);
     } else if (n->kind == VSCHED__K_ANALYSIS && f->analysis == n) {
         for (uint32_t i = 0; i < f->n_slots; i++) {
-            vsched__node *x = f->slots[i].node;
+            vsched__node *x = vsched__file_slots(f)[i].node;
             if (x != NULL && x->state == VSCHED__PENDING &&
                 vsched__deps(x) > 0)
                 fn(s, n, x, arg);

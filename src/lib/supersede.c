@@ -122,8 +122,8 @@ static int sweep_file(vsched *s, vsched__file *f, int status, sweep *w,
 {
     /* Downstream first, so a node is never failed by its own upstream. */
     for (uint32_t i = 0; i < f->n_slots; i++) {
-        vsched__node *n = f->slots[i].node;
-        f->slots[i].node = NULL;
+        vsched__node *n = vsched__file_slots(f)[i].node;
+        vsched__file_slots(f)[i].node = NULL;
         if (n != NULL) {
             end_node(s, n, status, w, p);
             vsched__node_retire(s, n);
@@ -277,11 +277,11 @@ static void forget_derived(vsched *s, vsched__file *f, vsched__pass *p)
     vsched__node_retire(s, a);
     vsched__node *na = NULL;
     for (uint32_t i = 0; i < f->n_slots; i++) {
-        vsched__node *x = f->slots[i].node;
+        vsched__node *x = vsched__file_slots(f)[i].node;
         if (x == NULL)
             continue;
         if (vsched__node_terminal(x)) {
-            f->slots[i].node = NULL;
+            vsched__file_slots(f)[i].node = NULL;
             vsched__node_retire(s, x);
         } else if (x->state == VSCHED__READY) {
             vsched__unready(s, x);
