@@ -101,8 +101,14 @@ void *__real_vsched__table_alloc(size_t cap);
 void *__wrap_vsched__table_alloc(size_t cap);
 static atomic_long n_tables;
 
+static atomic_int fail_tables; /* the next this many fail */
+
 void *__wrap_vsched__table_alloc(size_t cap)
 {
+    int left = atomic_load(&fail_tables);
+    while (left > 0)
+        if (atomic_compare_exchange_weak(&fail_tables, &left, left - 1))
+            return NULL;
     void *p = __real_vsched__table_alloc(cap);
     if (p != NULL)
         atomic_fetch_add_explicit(&n_tables, 1, memory_order_relaxed);
@@ -319,7 +325,7 @@ static void per_file_objects_keep_their_budgeted_sizes(void)
         CU_ASSERT(sz <= sizeof(vsched__node));
     }
     /* The pending request shares the answer's bytes (internal.h). */
-    CU_ASSERT(sizeof(struct vsched_handle) <= 192);
+    CU_ASSERT(sizeof(struct vsched_handle) <= 184);
     CU_ASSERT(sizeof(vsched__file) <= 136);  /* name: a pointer */
     CU_ASSERT(sizeof(vsched_result) == 168); /* public: never shrinks */
 }
@@ -735,7 +741,30 @@ static void exhaustion_in_create_and_submit_is_answered_enomem(void)
     const vsched_result *r = NULL;
     CU_ASSERT_EQUAL(vsched_wait(h, &r), VSCHED_OK);
     vsched_handle_release(h);
+    /* A batch whose first name the directory cannot keep (its table
+     * cannot grow): that request is answered ENOMEM under its own name,
+     * which the batch owns; the rest are built. */
+    vsched_request rs[3] = {
+        {.name = "f2", .stage = VSCHED_STAGE_SOURCE},
+        {.name = "f3", .stage = VSCHED_STAGE_SOURCE},
+        {.name = "f0", .stage = VSCHED_STAGE_SOURCE}};
     vsched_destroy(s);
+    CU_ASSERT_EQUAL_FATAL(vsched_create(&s, &so), VSCHED_OK);
+    vsched_batch *b = NULL;
+    const vsched_result *res[3];
+    atomic_store(&fail_tables, 1);
+    CU_ASSERT_EQUAL_FATAL(vsched_submit_batch_atomic(s, rs, 3, &b),
+                          VSCHED_OK);
+    CU_ASSERT_EQUAL(atomic_load(&fail_tables), 0); /* it was tried */
+    CU_ASSERT_EQUAL(vsched_wait_batch(b, res), VSCHED_ENOMEM);
+    CU_ASSERT_EQUAL(res[0]->status, VSCHED_ENOMEM);
+    CU_ASSERT_STRING_EQUAL(res[0]->name, "f2");
+    CU_ASSERT_EQUAL(res[1]->status, VSCHED_OK);
+    CU_ASSERT_STRING_EQUAL(res[1]->name, "f3");
+    CU_ASSERT_EQUAL(res[2]->status, VSCHED_OK);
+    vsched_destroy(s);
+    CU_ASSERT_STRING_EQUAL(res[0]->name, "f2"); /* the batch's own copy */
+    vsched_batch_release(b);
     vsched_pool_destroy(io);
     vsched_pool_destroy(cpu);
 }

@@ -48,7 +48,7 @@ int vsched__bind(vsched *s, vsched_handle *h)
         return VSCHED_OK; /* answered at admission, without a node */
     int created;
     vsched__file *f =
-        h->name_kept
+        h->batch != NULL /* a batch's names are the directory's */
             ? vsched__files_ensure_kept(&s->files, h->result.name, &created)
             : vsched__files_ensure(&s->files, h->result.name, &created);
     if (f == NULL) {

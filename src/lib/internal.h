@@ -193,7 +193,7 @@ typedef struct vsched__pending {
  * Until it is answered, the part of the result only an answer writes
  * (incarnation onwards) holds the pending request instead (pend); the
  * answer takes it out first (vsched__handle_take, under the scheduler
- * lock) and sets `answered`. So a handle is the size of its answer plus a
+ * lock; `done` says so once signalled). So a handle is the size of its answer plus a
  * few words, not of both. result.status, name, stage, profile, message
  * (a reason found at submission) and failed_stage are outside pend. */
 #define VSCHED__PEND_AT offsetof(vsched_result, incarnation)
@@ -209,11 +209,10 @@ struct vsched_handle {
     vsched_batch *batch; /* owning batch, or NULL */
     atomic_int refs;     /* single handles: caller + scheduler +
                             a pending join callback */
-    atomic_int done;
-    uint8_t name_kept : 1; /* result.name is its batch's directory's */
-    uint8_t answered : 1;  /* pend was taken: result is the answer */
+    atomic_int done;     /* signalled: answered (so pend was taken) */
     /* Once answered, result.deps (when set) points into the facts record
-     * the handle holds a reference on (vsched__facts_of_names). */
+     * the handle holds a reference on (vsched__facts_of_names). A single
+     * handle owns result.name; a batch's handle does not (batch.names). */
 };
 _Static_assert(sizeof(vsched__pending) <=
                    sizeof(vsched_result) - VSCHED__PEND_AT,
@@ -229,7 +228,6 @@ static inline vsched__pending vsched__handle_take(vsched_handle *h)
     memcpy(&pd, &h->pend, sizeof pd);
     memset((unsigned char *)&h->result + VSCHED__PEND_AT, 0,
            sizeof(vsched_result) - VSCHED__PEND_AT);
-    h->answered = 1;
     return pd;
 }
 
@@ -242,10 +240,19 @@ struct vsched_batch {
     atomic_int done;
     vsched_handle *h; /* n handles, one allocation */
     /* A reference on the scheduler's name directory (root.h), taken at
-     * creation: its handles' result names are the directory's copies
-     * (name_kept), valid while it lives, which is as long as the batch. */
+     * creation: its handles' result names are the directory's copies,
+     * valid while it lives, which is as long as the batch -- but for the
+     * few the directory could not keep (a name the loader refused, or
+     * exhaustion), which are the batch's own copies in `owned`. */
     struct vsched__root_dir *names;
+    struct vsched__owned *owned;
 };
+
+/* A result name a batch owns (a list, freed with the batch). */
+typedef struct vsched__owned {
+    struct vsched__owned *next;
+    char name[];
+} vsched__owned;
 
 /* One event for the observers: a stage that ended (holds a file
  * reference), or a task that ran (task: one allocation with its strings,

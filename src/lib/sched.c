@@ -340,7 +340,7 @@ static int handle_init(vsched_handle *h, const vsched_request *req,
 static void handle_fini(vsched *s, vsched_handle *h)
 {
     vsched_result *r = &h->result;
-    if (!h->answered) {
+    if (!atomic_load_explicit(&h->done, memory_order_relaxed)) {
         if (h->pend.file != NULL)
             vsched__file_unref(s, h->pend.file); /* never admitted */
         vsched__req_extra_free(h->pend.extra);
@@ -352,7 +352,7 @@ static void handle_fini(vsched *s, vsched_handle *h)
         vsched__diags_free((vsched_diag *)r->diags, r->n_diags);
     }
     free((char *)r->failed_dep);
-    if (!h->name_kept)
+    if (h->batch == NULL)
         free((char *)r->name);
     free((char *)r->message);
 }
@@ -363,6 +363,11 @@ static void batch_unref(vsched_batch *b)
         return;
     for (size_t i = 0; i < b->n; i++)
         handle_fini(b->s, &b->h[i]);
+    while (b->owned != NULL) {
+        vsched__owned *o = b->owned;
+        b->owned = o->next;
+        free(o);
+    }
     vsched__root_dir_release(b->names);
     vsched__pages_free(b, b->block);
 }
@@ -401,6 +406,19 @@ void vsched__handle_signal(vsched_handle *h)
         vsched__park_set(b, &b->done);
         batch_unref(b); /* the scheduler's reference */
     }
+}
+
+/* A copy of `name` the batch owns (freed with it); "" on exhaustion. */
+static const char *batch_own(vsched_batch *b, const char *name)
+{
+    size_t len = strlen(name);
+    vsched__owned *o = malloc(sizeof *o + len + 1);
+    if (o == NULL)
+        return "";
+    memcpy(o->name, name, len + 1);
+    o->next = b->owned;
+    b->owned = o;
+    return o->name;
 }
 
 /* The loader's context for resolving names: one per submission, reused
@@ -454,12 +472,17 @@ static void handle_resolve(vsched *s, resolver *r, vsched_handle *h,
     if (kept != NULL) {
         free(canon);
         h->result.name = kept;
-        h->name_kept = 1;
+    } else if (rc == VSCHED_OK && canon != NULL && h->batch == NULL) {
+        h->result.name = canon;
     } else if (rc == VSCHED_OK && canon != NULL) {
-        h->result.name = canon; /* exhaustion: binding will say so */
+        /* The directory could not keep it: answered at admission. */
+        h->result.name = batch_own(h->batch, canon);
+        h->pend.admit_status = VSCHED_ENOMEM;
+        free(canon);
     } else {
         free(canon);
-        h->result.name = strdup(name);
+        h->result.name = h->batch != NULL ? batch_own(h->batch, name)
+                                          : strdup(name);
         /* A status of the list (plugin.h); anything else is EINVAL. */
         h->pend.admit_status =
             (int16_t)(rc < 0 && rc > VSCHED_E__LAST ? rc : VSCHED_EINVAL);
@@ -651,6 +674,7 @@ static vsched_batch *batch_new(vsched *s, const vsched_request *reqs, size_t n)
     b->s = s;
     b->n = n;
     b->names = vsched__root_dir_hold(s->root);
+    b->owned = NULL;
     b->h = (vsched_handle *)(b + 1);
     char *names = (char *)(b->h + n);
     atomic_init(&b->refs, n > 0 ? 2 : 1);
