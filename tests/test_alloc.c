@@ -326,7 +326,7 @@ static void per_file_objects_keep_their_budgeted_sizes(void)
     }
     /* The pending request shares the answer's bytes (internal.h). */
     CU_ASSERT(sizeof(struct vsched_handle) <= 184);
-    CU_ASSERT(sizeof(vsched__file) <= 136);  /* name: a pointer */
+    CU_ASSERT(sizeof(vsched__file) <= 128);  /* name: a pointer */
     CU_ASSERT(sizeof(vsched_result) == 168); /* public: never shrinks */
 }
 

@@ -662,6 +662,54 @@ static void rehome_makes_a_successor_object_and_refuses_old_witnesses(void)
     stop(s);
 }
 
+/* Committed artifacts of two profiles and upserted content live side by
+ * side on one object (its extras, files.h): each commit replaces only its
+ * own profile's, an eviction takes only its own, and a re-home keeps the
+ * content but not the commits (an old witness is refused anyway). */
+static void commits_of_two_profiles_and_content_share_an_object(void)
+{
+    vsched *s = start(files, 1);
+    const vsched_result *r;
+    vsched_handle *h = upsert(s, "b.c", "int up;\n");
+    CU_ASSERT_EQUAL(vsched_wait(h, &r), 0);
+    vsched_handle_release(h);
+    vsched_witness w;
+    CU_ASSERT_EQUAL_FATAL(vsched_get_witnessed_source(s, "b.c", &w, NULL), 0);
+    CU_ASSERT_EQUAL(vsched_commit_artifact(s, &w, "release", "r1", 2), 0);
+    CU_ASSERT_EQUAL(vsched_commit_artifact(s, &w, "debug", "d1", 2), 0);
+    CU_ASSERT_EQUAL(vsched_commit_artifact(s, &w, "release", "r22", 3), 0);
+    void *data = NULL;
+    size_t len = 0;
+    uint64_t gen = 0;
+    CU_ASSERT_EQUAL(vsched_get_artifact(s, "b.c", "release", &data, &len, &gen),
+                    0);
+    CU_ASSERT(len == 3 && memcmp(data, "r22", 3) == 0);
+    free(data);
+    CU_ASSERT_EQUAL(vsched_get_artifact(s, "b.c", "debug", &data, &len, &gen),
+                    0);
+    CU_ASSERT(len == 2 && memcmp(data, "d1", 2) == 0);
+    free(data);
+    CU_ASSERT_EQUAL(vsched_remove_artifact_not_newer_than(s, &w, "debug"), 0);
+    CU_ASSERT_EQUAL(vsched_get_artifact(s, "b.c", "debug", &data, &len, &gen),
+                    VSCHED_ENOENT);
+    CU_ASSERT_EQUAL(vsched_get_artifact(s, "b.c", "release", &data, &len, &gen),
+                    0);
+    free(data);
+    /* The content is still the upsert's. */
+    CU_ASSERT_EQUAL(request(s, "b.c", VSCHED_STAGE_SOURCE, &r, &h), 0);
+    CU_ASSERT_EQUAL(r->content_hash, fnv("int up;\n"));
+    vsched_handle_release(h);
+    classify_hook = as_cxx; /* re-home */
+    CU_ASSERT_EQUAL(request(s, "b.c", VSCHED_STAGE_SOURCE, &r, &h), 0);
+    CU_ASSERT_EQUAL(r->content_hash, fnv("int up;\n"));
+    vsched_handle_release(h);
+    CU_ASSERT_EQUAL(vsched_get_artifact(s, "b.c", "release", &data, &len, &gen),
+                    VSCHED_ENOENT);
+    CU_ASSERT_EQUAL(vsched_commit_artifact(s, &w, "release", "x", 1),
+                    VSCHED_ESTALE);
+    stop(s);
+}
+
 /* The successor a re-home makes keeps the upserted content (the old
  * object's word holds the successor from then on: files.h), and removing
  * the name afterwards frees both. */
@@ -1406,6 +1454,8 @@ static const vr_cu_test tests[] = {
      rehome_makes_a_successor_object_and_refuses_old_witnesses},
     {"rehome_keeps_upserted_content_in_the_successor",
      rehome_keeps_upserted_content_in_the_successor},
+    {"commits_of_two_profiles_and_content_share_an_object",
+     commits_of_two_profiles_and_content_share_an_object},
     {"join_callback_runs_unlocked_and_may_reenter",
      join_callback_runs_unlocked_and_may_reenter},
     {"inbox_flood_never_exceeds_capacity_or_drops",

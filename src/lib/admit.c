@@ -238,11 +238,12 @@ vsched__node *vsched__ensure_artifact(vsched *s, vsched__file *f,
 static int upsert(vsched *s, vsched__file *f, vsched_handle *h,
                   vsched__pass *p)
 {
+    if (vsched__file_extra_make(f) == NULL) /* before anything changes */
+        return VSCHED_ENOMEM;
     int rc = vsched__advance_generation(s, f, p);
     if (rc != VSCHED_OK)
         return rc;
-    free(f->u.content);
-    f->u.content = h->pend.extra->content;
+    (void)vsched__file_set_content(f, h->pend.extra->content); /* has room */
     h->pend.extra->content = NULL;
     h->pend.flags &= ~VSCHED_REQ_CONTENT; /* an upsert applies once */
     return VSCHED_OK;

@@ -60,18 +60,27 @@ int vsched_commit_artifact(vsched *s, const vsched_witness *w,
         return VSCHED_ENOMEM;
     copy->generation = w->generation;
     copy->len = len;
+    copy->next = NULL;
     if (len > 0)
         memcpy(copy->data, data, len);
     vsched__lock(s);
     vsched__file *f = witnessed(s, w);
     int rc = VSCHED_ESTALE;
     if (f != NULL && f->generation == w->generation) {
-        vsched__slot *a = vsched__file_slot(f, vsched__intern(s, profile));
-        if (a == NULL) {
+        vsched__file_extra *x = vsched__file_extra_make(f);
+        if (x == NULL) {
             rc = VSCHED_ENOMEM;
         } else {
-            free(a->commit);
-            a->commit = copy;
+            copy->profile = vsched__intern(s, profile);
+            /* Replaces the profile's commit, if any. */
+            vsched__commit **at = &x->commits;
+            while (*at != NULL && (*at)->profile != copy->profile)
+                at = &(*at)->next;
+            if (*at != NULL) {
+                copy->next = (*at)->next;
+                free(*at);
+            }
+            *at = copy;
             copy = NULL;
             rc = VSCHED_OK;
         }
@@ -89,14 +98,17 @@ int vsched_remove_artifact_not_newer_than(vsched *s, const vsched_witness *w,
     vsched__lock(s);
     vsched__file *f = witnessed(s, w);
     int rc = f == NULL ? VSCHED_ESTALE : VSCHED_ENOENT;
-    for (size_t i = 0; f != NULL && i < f->n_slots; i++) {
-        vsched__slot *a = &vsched__file_slots(f)[i];
-        if (strcmp(a->profile, profile) != 0 || a->commit == NULL)
-            continue;
-        if (a->commit->generation <= w->generation) {
-            free(a->commit);
-            a->commit = NULL;
+    vsched__file_extra *x = f != NULL ? vsched__file_extra_of(f) : NULL;
+    for (vsched__commit **at = x != NULL ? &x->commits : NULL;
+         at != NULL && *at != NULL;) {
+        vsched__commit *c = *at;
+        if (strcmp(c->profile, profile) == 0 &&
+            c->generation <= w->generation) {
+            *at = c->next;
+            free(c);
             rc = VSCHED_OK;
+        } else {
+            at = &c->next;
         }
     }
     vsched__unlock(s, NULL);
@@ -112,10 +124,10 @@ int vsched_get_artifact(vsched *s, const char *name, const char *profile,
     vsched__lock(s);
     vsched__file *f = vsched__files_find(&s->files, name);
     int rc = VSCHED_ENOENT;
-    for (size_t i = 0; f != NULL && i < f->n_slots; i++) {
-        vsched__slot *a = &vsched__file_slots(f)[i];
-        const vsched__commit *c = a->commit;
-        if (strcmp(a->profile, profile) != 0 || c == NULL)
+    const vsched__file_extra *x = f != NULL ? vsched__file_extra_of(f) : NULL;
+    for (const vsched__commit *c = x != NULL ? x->commits : NULL; c != NULL;
+         c = c->next) {
+        if (strcmp(c->profile, profile) != 0)
             continue;
         *data = malloc(c->len > 0 ? c->len : 1);
         if (*data == NULL) {

@@ -342,17 +342,49 @@ void vsched__file_unref(vsched *s, vsched__file *f)
         atomic_fetch_sub(&s->n_retired_files, 1);
     vsched__file_clear_source(s, f);
     vsched__slot *slots = vsched__file_slots(f);
-    for (uint32_t i = 0; i < f->n_slots; i++) {
+    for (uint32_t i = 0; i < f->n_slots; i++)
         free(slots[i].path);
-        free(slots[i].commit);
-    }
     if (f->n_slots > 1)
         free(slots);
     vsched__file *successor = vsched__file_successor(f);
-    free(vsched__file_content(f));
+    vsched__file_extra_free(f);
     pool_return(&s->file_pool, f);
     if (successor != NULL)
         vsched__file_unref(s, successor);
+}
+
+vsched__file_extra *vsched__file_extra_make(vsched__file *f)
+{
+    if (f->u.extra == NULL)
+        f->u.extra = calloc(1, sizeof *f->u.extra);
+    return f->u.extra;
+}
+
+int vsched__file_set_content(vsched__file *f, vsched__content *c)
+{
+    if (c == NULL && f->u.extra == NULL)
+        return VSCHED_OK;
+    vsched__file_extra *x = vsched__file_extra_make(f);
+    if (x == NULL)
+        return VSCHED_ENOMEM;
+    free(x->content);
+    x->content = c;
+    return VSCHED_OK;
+}
+
+void vsched__file_extra_free(vsched__file *f)
+{
+    vsched__file_extra *x = vsched__file_extra_of(f);
+    if (x == NULL)
+        return;
+    free(x->content);
+    while (x->commits != NULL) {
+        vsched__commit *c = x->commits;
+        x->commits = c->next;
+        free(c);
+    }
+    free(x);
+    f->u.extra = NULL;
 }
 
 vsched__slot *vsched__file_find_slot(vsched__file *f, const char *profile)

@@ -115,17 +115,24 @@ typedef struct vsched__slot {
     vsched__node *node;  /* current generation's Artifact, or NULL */
     char *path;          /* published output (owned), or NULL */
     uint64_t artifact_hash;
-    /* Witness-fenced store (vsched_commit_artifact): what was committed
-     * (owned), or NULL -- apart, as few files have one. */
-    struct vsched__commit *commit;
 } vsched__slot;
 
-/* A slot's committed artifact (artifacts.c). */
+/* A committed artifact of one profile (vsched_commit_artifact: the
+ * witness-fenced store, artifacts.c), on its file's list. */
 typedef struct vsched__commit {
+    struct vsched__commit *next;
+    const char *profile; /* interned */
     uint64_t generation; /* the witness's */
     size_t len;
     unsigned char data[]; /* len bytes */
 } vsched__commit;
+
+/* What few objects in the table carry, apart: upserted content and
+ * committed artifacts. */
+typedef struct vsched__file_extra {
+    struct vsched__content *content; /* overriding the loader, or NULL */
+    vsched__commit *commits;         /* owned, or NULL */
+} vsched__file_extra;
 
 typedef struct vsched__filevec {
     struct vsched__file **v;
@@ -152,12 +159,12 @@ typedef struct vsched__file {
         vsched__slot *many; /* n_slots > 1 */
     } sl;
 
-    /* While it is in the table: upserted content overriding the loader
-     * (VSCHED_REQ_CONTENT), or NULL -- read through vsched__file_content.
-     * Once retired (retire_file frees the content): the object a re-home
-     * replaced it with (a reference), or NULL. */
+    /* While it is in the table: what few objects carry (upserted content,
+     * committed artifacts), or NULL -- read through vsched__file_extra_of.
+     * Once retired (retire_file frees it): the object a re-home replaced
+     * it with (a reference), or NULL. */
     union {
-        struct vsched__content *content;
+        vsched__file_extra *extra;
         struct vsched__file *successor;
     } u;
 
@@ -178,12 +185,27 @@ static inline vsched__slot *vsched__file_slots(vsched__file *f)
     return f->n_slots > 1 ? f->sl.many : &f->sl.one;
 }
 
-/* Upserted content of a live object, or NULL. */
+/* The extras of an object in the table, or NULL. */
+static inline vsched__file_extra *vsched__file_extra_of(const vsched__file *f)
+{
+    return f->retired ? NULL : f->u.extra;
+}
+/* Upserted content of an object in the table, or NULL. */
 static inline struct vsched__content *vsched__file_content(
     const vsched__file *f)
 {
-    return f->retired ? NULL : f->u.content;
+    const vsched__file_extra *x = vsched__file_extra_of(f);
+    return x != NULL ? x->content : NULL;
 }
+/* The extras of f (in the table), made when absent; NULL on exhaustion.
+ * Scheduler lock held. */
+vsched__file_extra *vsched__file_extra_make(vsched__file *f);
+/* f's upserted content becomes c (owned; NULL: none), the old one freed.
+ * VSCHED_ENOMEM (c not taken) when f has no extras and none can be made. */
+int vsched__file_set_content(vsched__file *f, struct vsched__content *c);
+/* Free f's extras (its content and commits); f is in the table or
+ * unreferenced. */
+void vsched__file_extra_free(vsched__file *f);
 /* What replaced a retired object (a re-home), or NULL. */
 static inline vsched__file *vsched__file_successor(const vsched__file *f)
 {

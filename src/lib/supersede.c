@@ -370,10 +370,10 @@ int vsched__advance_generation(vsched *s, vsched__file *f, vsched__pass *p)
 
 static void retire_file(vsched *s, vsched__file *f)
 {
-    /* A retired object is never loaded again: its upserted content goes,
-     * and the word holds the successor from now on (files.h). */
-    free(f->u.content);
-    f->u.content = NULL;
+    /* A retired object is never loaded again nor witnessed: its upserted
+     * content and committed artifacts go, and the word holds the
+     * successor from now on (files.h). */
+    vsched__file_extra_free(f);
     f->retired = 1;
     atomic_fetch_add(&s->n_retired_files, 1);
 }
@@ -389,8 +389,12 @@ vsched__file *vsched__rehome(vsched *s, vsched__file *f, const char *kind,
     nf->class_seq = class_seq;
     /* The successor keeps upserted content: a queued update still
      * reaches it. */
-    nf->u.content = f->u.content;
-    f->u.content = NULL;
+    vsched__content *c = vsched__file_content(f);
+    if (c != NULL) {
+        vsched__file_extra_of(f)->content = NULL;
+        if (vsched__file_set_content(nf, c) != VSCHED_OK)
+            abort(); /* admission cannot be half done */
+    }
     sweep w = {{0}, {0}};
     vsched__root_begin(s->root);
     retire_file(s, f);
@@ -496,8 +500,7 @@ static int op_close(vsched *s, vsched__file *f, vsched__pass *p)
 {
     int rc = vsched__advance_generation(s, f, p);
     if (rc == VSCHED_OK) {
-        free(f->u.content);
-        f->u.content = NULL;
+        (void)vsched__file_set_content(f, NULL); /* never fails */
     }
     return rc;
 }
