@@ -217,10 +217,11 @@ static int advised_huge(const void *p)
     return found;
 }
 
-/* Past 2 MiB an arena's chunks are huge pages (pages.h): each one 2 MiB,
- * aligned to 2 MiB and advised MADV_HUGEPAGE (unless VSCHED_HUGEPAGES=0),
- * while the blocks carved from them stay zeroed and disjoint. Tables and
- * blocks below 2 MiB come from calloc. */
+/* Past 256 KiB an arena's chunks are huge pages (pages.h): each one
+ * 2 MiB, aligned to 2 MiB and advised MADV_HUGEPAGE (unless
+ * VSCHED_HUGEPAGES=0), while the blocks carved from them stay zeroed and
+ * disjoint. Tables and blocks below VSCHED__HUGE_MIN come from calloc,
+ * larger ones are mapped in whole huge pages. */
 static void a_large_arena_takes_huge_pages(void)
 {
     vsched__arena a = VSCHED__ARENA_INIT;
@@ -242,17 +243,30 @@ static void a_large_arena_takes_huge_pages(void)
         misaligned += (uintptr_t)c % VSCHED__HUGE_BYTES != 0;
         unadvised += advised_huge(c) != want;
     }
-    CU_ASSERT(huge >= 2);
+    CU_ASSERT(huge >= 3);
     CU_ASSERT_EQUAL(misaligned, 0);
     CU_ASSERT_EQUAL(unadvised, 0);
     CU_ASSERT(a.total < (size_t)12 << 20); /* no more than a page wasted */
+    /* The first huge chunk comes once the small ones hold 256 KiB. */
+    size_t small_bytes = 0;
+    for (const vsched__chunk *c = a.chunks; c != NULL; c = c->next)
+        if (c->size != VSCHED__HUGE_BYTES)
+            small_bytes += c->size;
+    CU_ASSERT(small_bytes >= ((size_t)256 << 10) &&
+              small_bytes < ((size_t)768 << 10));
     vsched__arena_fini(&a);
     /* Blocks: small from calloc, large mapped and aligned; both zeroed. */
     unsigned char *small = vsched__pages_alloc(1000);
     unsigned char *big = vsched__pages_alloc(VSCHED__HUGE_BYTES + 5000);
+    unsigned char *mid = vsched__pages_alloc(VSCHED__HUGE_MIN);
     CU_ASSERT_PTR_NOT_NULL_FATAL(small);
     CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mid);
     CU_ASSERT_EQUAL((uintptr_t)big % VSCHED__HUGE_BYTES, 0);
+    CU_ASSERT_EQUAL((uintptr_t)mid % VSCHED__HUGE_BYTES, 0);
+    CU_ASSERT_EQUAL(advised_huge(mid), want);
+    CU_ASSERT_EQUAL(mid[0] | mid[VSCHED__HUGE_MIN - 1], 0);
+    vsched__pages_free(mid, VSCHED__HUGE_MIN);
     CU_ASSERT_EQUAL(
         small[0] | small[999] | big[0] | big[VSCHED__HUGE_BYTES + 4999], 0);
     CU_ASSERT_EQUAL(advised_huge(big), want);

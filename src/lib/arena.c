@@ -12,8 +12,9 @@
 #define FIRST_CHUNK 4096u
 #define MAX_CHUNK (256u * 1024u)
 /* Past this much, chunks are huge pages (pages.h): an arena this large
- * wastes at most one partly used huge page at its end. */
-#define HUGE_AFTER ((size_t)2 << 20)
+ * wastes at most one partly used huge page at its end (under 2 MiB on
+ * 256 KiB or more). */
+#define HUGE_AFTER ((size_t)256 << 10)
 
 /* The header rounded up to ALIGN: where a chunk's space starts. */
 #define HEADER ((sizeof(vsched__chunk) + ALIGN - 1) & ~(size_t)(ALIGN - 1))

@@ -7,8 +7,8 @@
  * name (about a fifth of what integrating a Source cost) and lets the
  * table's teardown free chunks, not entries.
  *
- * Chunks grow from 4 KiB to 256 KiB; once the arena holds 2 MiB, each new
- * chunk is one huge page (pages.h). A request larger than a chunk gets a
+ * Chunks grow from 4 KiB; once the arena holds 256 KiB, each new chunk is
+ * one huge page (pages.h). A request larger than a chunk gets a
  * chunk of its own. Memory is 16-byte aligned and zeroed.
  *
  * Thread-safety: none; the owning table's lock guards its arena.

@@ -27,7 +27,7 @@ static size_t mapped_bytes(size_t bytes)
 
 void *vsched__pages_alloc(size_t bytes)
 {
-    if (bytes < VSCHED__HUGE_BYTES)
+    if (bytes < VSCHED__HUGE_MIN)
         return calloc(1, bytes > 0 ? bytes : 1);
     if (bytes > SIZE_MAX - 2 * VSCHED__HUGE_BYTES)
         return NULL;
@@ -56,7 +56,7 @@ void vsched__pages_free(void *p, size_t bytes)
 {
     if (p == NULL)
         return;
-    if (bytes < VSCHED__HUGE_BYTES)
+    if (bytes < VSCHED__HUGE_MIN)
         free(p);
     else
         munmap(p, mapped_bytes(bytes));
