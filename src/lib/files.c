@@ -97,6 +97,13 @@ void vsched__snap_unref(vsched *s, vsched__snap *sn)
 
 /* ---- facts -------------------------------------------------------------------- */
 
+/* The bytes of a facts record naming n files. */
+static size_t facts_size(size_t n)
+{
+    return sizeof(vsched__facts) + (n + 1) * sizeof(char *) +
+           n * sizeof(vsched__file *);
+}
+
 vsched__facts *vsched__facts_new(vsched__root_dir *dir, uint64_t content_hash,
                                  void *snapshot, const char *const *names,
                                  size_t n_deps, size_t n_blockers,
@@ -105,8 +112,10 @@ vsched__facts *vsched__facts_new(vsched__root_dir *dir, uint64_t content_hash,
     size_t n = n_deps + n_blockers;
     if (n_deps > UINT32_MAX || n_blockers > UINT32_MAX)
         return NULL;
-    vsched__facts *fa = malloc(sizeof *fa + (n + 1) * sizeof(char *) +
-                               n * sizeof(vsched__file *));
+    /* From the directory the record holds (in huge pages at scale: the
+     * heap's 4 KiB pages cost a fault each, a quarter of a million-file
+     * run's faults). */
+    vsched__facts *fa = vsched__root_block(dir, facts_size(n));
     if (fa == NULL)
         return NULL;
     fa->snapshot = snapshot;
@@ -124,7 +133,7 @@ vsched__facts *vsched__facts_new(vsched__root_dir *dir, uint64_t content_hash,
     }
     kept[n] = NULL;
     if (vsched__root_names(dir, names, hashes, n, kept) != VSCHED_OK) {
-        free(fa);
+        vsched__root_block_free(dir, fa, facts_size(n));
         return NULL;
     }
     fa->names = vsched__root_dir_hold(dir);
@@ -143,8 +152,13 @@ void vsched__facts_unref(vsched__facts *fa)
     if (fa == NULL ||
         atomic_fetch_sub_explicit(&fa->refs, 1, memory_order_acq_rel) != 1)
         return;
-    vsched__root_dir_release(fa->names); /* may free the names: last */
-    free(fa);
+    vsched__root_dir *d = fa->names;
+    if (d == NULL) { /* a snapshot's record alone (vsched__snap_new) */
+        free(fa);
+        return;
+    }
+    vsched__root_block_free(d, fa, facts_size(fa->n_deps + fa->n_blockers));
+    vsched__root_dir_release(d); /* may free the block's memory: last */
 }
 
 /* ---- file objects ------------------------------------------------------------- */

@@ -179,6 +179,47 @@ size_t vsched__root_files(vsched__root_dir *d, void **out, size_t cap,
     return n;
 }
 
+/* Blocks per slab a class carves at once. */
+#define BLOCK_SLAB 64
+
+void *vsched__root_block(vsched__root_dir *d, size_t size)
+{
+    if (size == 0 || size > VSCHED__ROOT_BLOCK_CARVED)
+        return malloc(size > 0 ? size : 1);
+    size_t c = (size - 1) / 8, bytes = (c + 1) * 8;
+    pthread_mutex_lock(&d->lock);
+    void *p = d->blocks_free[c];
+    if (p == NULL) {
+        char *slab = vsched__arena_alloc(&d->arena, BLOCK_SLAB * bytes);
+        if (slab != NULL) {
+            for (size_t i = BLOCK_SLAB; i-- > 1;) {
+                *(void **)(void *)(slab + i * bytes) = d->blocks_free[c];
+                d->blocks_free[c] = slab + i * bytes;
+            }
+            p = slab;
+        }
+    } else {
+        d->blocks_free[c] = *(void **)p;
+    }
+    pthread_mutex_unlock(&d->lock);
+    return p;
+}
+
+void vsched__root_block_free(vsched__root_dir *d, void *p, size_t size)
+{
+    if (p == NULL)
+        return;
+    if (size == 0 || size > VSCHED__ROOT_BLOCK_CARVED) {
+        free(p);
+        return;
+    }
+    size_t c = (size - 1) / 8;
+    pthread_mutex_lock(&d->lock);
+    *(void **)p = d->blocks_free[c];
+    d->blocks_free[c] = p;
+    pthread_mutex_unlock(&d->lock);
+}
+
 uint64_t vsched__root_hash(const char *kept)
 {
     return history_of(kept)->hash;

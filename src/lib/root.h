@@ -50,6 +50,16 @@ typedef struct vsched__version {
 
 typedef struct vsched__history vsched__history;
 
+/* The largest block vsched__root_block carves; larger ones are malloc'ed,
+ * and under AddressSanitizer every block is (so that an overrun of one is
+ * reported, not hidden in the next). */
+#define VSCHED__ROOT_BLOCK_MAX 512u
+#if defined(__SANITIZE_ADDRESS__)
+#define VSCHED__ROOT_BLOCK_CARVED 0
+#else
+#define VSCHED__ROOT_BLOCK_CARVED VSCHED__ROOT_BLOCK_MAX
+#endif
+
 typedef struct vsched__root_dir {
     pthread_mutex_t lock; /* rank 2: history, leases, visible */
     atomic_int refs;  /* scheduler + live roots + batches + facts records */
@@ -57,7 +67,11 @@ typedef struct vsched__root_dir {
     vsched__history **slots; /* open addressing by name */
     size_t cap, n;
     size_t n_versions;
-    vsched__arena arena;       /* the histories (never freed before the dir) */
+    vsched__arena arena;       /* the histories (never freed before the dir)
+                                  and the slabs of the blocks below */
+    /* Free blocks of vsched__root_block, by size class (8 bytes apart),
+     * each linked through its first word. */
+    void *blocks_free[VSCHED__ROOT_BLOCK_MAX / 8];
     struct vsched_root *roots; /* live leases, a doubly linked list */
     size_t n_roots;
 
@@ -126,6 +140,16 @@ const char *vsched__root_find(vsched__root_dir *d, const char *name,
  * scheduler lock (no word changes meanwhile). */
 size_t vsched__root_files(vsched__root_dir *d, void **out, size_t cap,
                           int take);
+
+/* A block of `size` bytes (8-byte aligned, not zeroed) that lives no
+ * longer than the directory -- whoever keeps one keeps a reference on
+ * the directory (a facts record does). Carved from the directory's arena
+ * (in huge pages once it is large) in classes 8 bytes apart, recycled
+ * through per-class free lists, in one hold of root_dir.lock; larger
+ * blocks are malloc'ed. Any thread. NULL on exhaustion. */
+void *vsched__root_block(vsched__root_dir *d, size_t size);
+/* Give back a block of vsched__root_block, with the same size. */
+void vsched__root_block_free(vsched__root_dir *d, void *p, size_t size);
 
 /* The hash vsched__root_name was given for `kept` (the directory's copy):
  * written once when the name was made, so any thread that holds the
