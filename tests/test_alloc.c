@@ -344,6 +344,43 @@ static void per_file_objects_keep_their_budgeted_sizes(void)
     CU_ASSERT(sizeof(vsched_result) == 168); /* public: never shrinks */
 }
 
+/* The name directory's blocks (facts records): every size up to past the
+ * carved limit is 8-byte aligned and disjoint from the others, keeps its
+ * bytes while the others are written, and a freed block is what its
+ * class hands out next (carved classes; under AddressSanitizer every
+ * block is its own allocation). */
+static void directory_blocks_are_disjoint_and_reused_by_class(void)
+{
+    vsched__root_dir *d = vsched__root_dir_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    enum {
+        N = 700
+    };
+    static unsigned char *p[N];
+    size_t bad = 0;
+    for (size_t i = 0; i < N; i++) {
+        size_t size = 1 + i; /* 1 .. 700: past VSCHED__ROOT_BLOCK_MAX */
+        p[i] = vsched__root_block(d, size);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p[i]);
+        bad += (uintptr_t)p[i] % 8 != 0;
+        memset(p[i], (int)(i & 0xff), size);
+    }
+    for (size_t i = 0; i < N; i++)
+        for (size_t k = 0; k < 1 + i; k++)
+            bad += p[i][k] != (unsigned char)(i & 0xff);
+    CU_ASSERT_EQUAL(bad, 0);
+    /* Freed, a block comes back to its own class. */
+    unsigned char *a = p[103]; /* 104 bytes: a facts record of 3 names */
+    vsched__root_block_free(d, a, 104);
+    unsigned char *again = vsched__root_block(d, 100); /* same class */
+    if (VSCHED__ROOT_BLOCK_CARVED > 0)
+        CU_ASSERT_PTR_EQUAL(again, a);
+    p[103] = again;
+    for (size_t i = 0; i < N; i++)
+        vsched__root_block_free(d, p[i], 1 + (i == 103 ? 99 : i));
+    vsched__root_dir_release(d);
+}
+
 /* ---- file objects ------------------------------------------------------------ */
 
 /* A whole number of files.c's slabs (FILE_SLAB, 64): every object of
@@ -1131,6 +1168,8 @@ static const vr_cu_test tests[] = {
     {"arena_memory_is_aligned_zeroed_and_disjoint",
      arena_memory_is_aligned_zeroed_and_disjoint},
     {"a_large_arena_takes_huge_pages", a_large_arena_takes_huge_pages},
+    {"directory_blocks_are_disjoint_and_reused_by_class",
+     directory_blocks_are_disjoint_and_reused_by_class},
     {"edge_vector_keeps_its_entries_across_every_growth",
      edge_vector_keeps_its_entries_across_every_growth},
     {"freed_edge_arrays_are_reused_by_their_size_class",

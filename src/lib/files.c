@@ -8,7 +8,6 @@
 #include <xxhash.h>
 
 #include "internal.h"
-#include "names.h"
 #include "pages.h"
 
 /* Process-wide: incarnations are never reused, across schedulers too. */

@@ -1,9 +1,9 @@
 /*
- * names -- the one probe of libvsched's tables keyed by a source name:
- * the file table (files.c) and the MVCC history (root.c). Each is open
- * addressing over pointers to entries that carry the name's hash (XXH3 of
- * its bytes, computed once) and the name itself, at offsets the table
- * gives.
+ * names -- the one probe of libvsched's table keyed by a source name, the
+ * MVCC directory (root.c, which is the file table too: files.h). It is
+ * open addressing over pointers to entries that carry the name's hash
+ * (XXH3 of its bytes, computed once) and the name itself, at offsets the
+ * table gives.
  */
 #ifndef VSCHED_LIB_NAMES_H
 #define VSCHED_LIB_NAMES_H
@@ -38,9 +38,5 @@ static inline size_t vsched__name_slot(void *const *slots, size_t cap,
 #define VSCHED__NAME_SLOT(T, slots, cap, name, hash)                          \
     vsched__name_slot((void *const *)(slots), (cap), (name), (hash),          \
                       offsetof(T, hash), offsetof(T, name), 0)
-/* The same, `name` a pointer to the entry's name. */
-#define VSCHED__NAME_SLOT_P(T, slots, cap, name, hash)                        \
-    vsched__name_slot((void *const *)(slots), (cap), (name), (hash),          \
-                      offsetof(T, hash), offsetof(T, name), 1)
 
 #endif
