@@ -570,8 +570,12 @@ int vsched_submit_request(vsched *s, const vsched_request *req,
     int rc =
         vsched__submit_item(s, (vsched__item){VSCHED__ITEM_REQUEST, h, 0});
     if (rc != VSCHED_OK) {
-        atomic_store(&h->refs, 1);
-        vsched__handle_unref(h);
+        /* Never queued: h is still bound to its file, and s is alive to
+         * drop that reference (which a removal meanwhile may have left
+         * the last one). */
+        handle_fini(s, h);
+        free((char *)h->result.profile);
+        free(h);
         return rc;
     }
     atomic_fetch_add(&s->submit_count, 1);
