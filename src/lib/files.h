@@ -212,13 +212,13 @@ static inline vsched__file *vsched__file_successor(const vsched__file *f)
     return f->retired ? f->u.successor : NULL;
 }
 
-/* The integrated Source's deps and blockers (file references the object
- * holds, kept in its facts record's storage), or none. */
 /* The integrated Source's snapshot (the record: a vsched__snap), or NULL. */
 static inline vsched__snap *vsched__file_snap(const vsched__file *f)
 {
     return f->facts;
 }
+/* The integrated Source's deps and blockers (file references the object
+ * holds, kept in its facts record's storage), or none. */
 static inline uint32_t vsched__file_n_deps(const vsched__file *f)
 {
     return f->facts != NULL ? f->facts->n_deps : 0;
