@@ -41,13 +41,27 @@ static void sleep_ms(int ms)
     nanosleep(&t, NULL);
 }
 
+/* The threads of this process but the pager, which is the process's
+ * while any scheduler lives (src/lib/pager.h), not one world's. */
 static int n_tasks(void)
 {
     DIR *d = opendir("/proc/self/task");
     int n = 0;
     struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        n += e->d_name[0] != '.';
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[300], comm[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        int pager = 0;
+        if (f != NULL) {
+            pager = fgets(comm, sizeof comm, f) != NULL &&
+                    strncmp(comm, "vsched-pager", 12) == 0;
+            fclose(f);
+        }
+        n += !pager;
+    }
     closedir(d);
     return n;
 }

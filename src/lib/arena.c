@@ -16,6 +16,12 @@
  * 256 KiB or more). */
 #define HUGE_AFTER ((size_t)256 << 10)
 
+/* Past this much, the next huge chunk is mapped one chunk early and
+ * faulted in by the pager (arena.h). Below it a spare would cost more
+ * resident memory than the faults it saves: 8 MiB is where the 2 MiB
+ * spare is a quarter of the arena at most. */
+#define SPARE_AFTER ((size_t)8 << 20)
+
 /* The header rounded up to ALIGN: where a chunk's space starts. */
 #define HEADER ((sizeof(vsched__chunk) + ALIGN - 1) & ~(size_t)(ALIGN - 1))
 
@@ -28,7 +34,15 @@ static int grow(vsched__arena *a, size_t n)
         a->next_size = size * 2;
     if (n > size - HEADER)
         size = HEADER + n; /* an oversized request: a chunk of its own */
-    vsched__chunk *c = vsched__pages_alloc(size);
+    vsched__chunk *c;
+    if (size == VSCHED__HUGE_BYTES && a->total >= SPARE_AFTER) {
+        c = a->spare != NULL ? a->spare : vsched__pages_alloc(size);
+        /* The next one, faulted in while this one fills; without it
+         * (exhaustion) the next growth maps its own. */
+        a->spare = vsched__pages_alloc_ahead(size);
+    } else {
+        c = vsched__pages_alloc(size);
+    }
     if (c == NULL)
         return -1;
     c->size = size;
@@ -63,5 +77,6 @@ void vsched__arena_fini(vsched__arena *a)
         vsched__pages_free(c, c->size);
         c = next;
     }
+    vsched__pages_free(a->spare, VSCHED__HUGE_BYTES);
     *a = (vsched__arena)VSCHED__ARENA_INIT;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "pager.h"
 #include "pages.h"
 
 static int advise = 1;
@@ -52,21 +53,31 @@ void *vsched__pages_alloc(size_t bytes)
     return p; /* anonymous pages read as zero */
 }
 
+void *vsched__pages_alloc_ahead(size_t bytes)
+{
+    void *p = vsched__pages_alloc(bytes);
+    if (p != NULL && bytes >= VSCHED__HUGE_MIN)
+        vsched__pager_ahead(p, bytes);
+    return p;
+}
+
 void vsched__pages_free(void *p, size_t bytes)
 {
     if (p == NULL)
         return;
-    if (bytes < VSCHED__HUGE_MIN)
+    if (bytes < VSCHED__HUGE_MIN) {
         free(p);
-    else
-        munmap(p, mapped_bytes(bytes));
+        return;
+    }
+    vsched__pager_forget(p, mapped_bytes(bytes));
+    munmap(p, mapped_bytes(bytes));
 }
 
 void *vsched__table_alloc(size_t cap)
 {
     if (cap > SIZE_MAX / sizeof(void *))
         return NULL;
-    return vsched__pages_alloc(cap * sizeof(void *));
+    return vsched__pages_alloc_ahead(cap * sizeof(void *));
 }
 
 void vsched__table_free(void *t, size_t cap)

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "pager.h"
 #include "pages.h"
 #include "unit.h"
 
@@ -171,6 +172,8 @@ int vsched_create(vsched **out, const vsched_options *opts)
         free(s);
         return VSCHED_ENOMEM;
     }
+    vsched__pager_hold(); /* released by vsched_destroy */
+    s->pager_held = 1;
     /* Critical sections are short and frequent: spin a little before
      * sleeping on the lock. */
     pthread_mutexattr_t attr;
@@ -290,7 +293,10 @@ void vsched_destroy(vsched *s)
     pthread_mutex_destroy(&s->serial_executor);
     pthread_mutex_destroy(&s->serial_loader);
     pthread_mutex_destroy(&s->lock);
+    int pager = s->pager_held;
     free(s);
+    if (pager)
+        vsched__pager_release(); /* the last one joins the pager */
 }
 
 /* ---- handles -------------------------------------------------------------------- */
@@ -671,7 +677,8 @@ static vsched_batch *batch_new(vsched *s, const vsched_request *reqs, size_t n)
     }
     size_t block =
         sizeof(vsched_batch) + n * sizeof(vsched_handle) + bytes + 1;
-    vsched_batch *b = vsched__pages_alloc(block);
+    /* Filled front to back right away: faulted in ahead (pager.h). */
+    vsched_batch *b = vsched__pages_alloc_ahead(block);
     if (b == NULL)
         return NULL;
     b->block = block;
@@ -702,8 +709,8 @@ static vsched_batch *batch_new(vsched *s, const vsched_request *reqs, size_t n)
         b->h[i].batch = b;
     }
     /* Scratch for the whole batch (huge pages when large: pages.h). */
-    vsched_handle **hs = vsched__pages_alloc((n + 1) * sizeof *hs);
-    char(*kinds)[32] = vsched__pages_alloc((n + 1) * sizeof *kinds);
+    vsched_handle **hs = vsched__pages_alloc_ahead((n + 1) * sizeof *hs);
+    char(*kinds)[32] = vsched__pages_alloc_ahead((n + 1) * sizeof *kinds);
     if (hs == NULL || kinds == NULL) {
         vsched__pages_free(hs, (n + 1) * sizeof *hs);
         vsched__pages_free(kinds, (n + 1) * sizeof *kinds);
