@@ -11,8 +11,9 @@
  *   - a block freed while queued is forgotten: its queued parts are
  *     counted as forgotten, not faulted, and blocks mapped afterwards at
  *     the same addresses stay unmapped;
- *   - an arena past 8 MiB keeps one spare huge chunk, faulted in, and
- *     its next growth takes that spare;
+ *   - an arena past 8 MiB keeps one spare huge chunk, faulted in once
+ *     the chunk before it is half used (not before), and its next growth
+ *     takes that spare;
  *   - the pager runs while a scheduler holds it: vsched_create starts the
  *     "vsched-pager" thread, the last vsched_destroy joins it, and with
  *     none held (or VSCHED_PAGER=0) nothing is faulted in;
@@ -225,13 +226,23 @@ static void a_large_arena_keeps_one_spare_chunk_faulted_in(void)
     CU_ASSERT_PTR_NULL(a.spare);
     while (a.total < ((size_t)9 << 20))
         CU_ASSERT_PTR_NOT_NULL_FATAL(vsched__arena_alloc(&a, 1000));
+    /* Past it: the spare is mapped with the chunk it follows ... */
+    const vsched__chunk *cur = a.chunks;
     void *spare = a.spare;
     CU_ASSERT_PTR_NOT_NULL_FATAL(spare);
     CU_ASSERT_EQUAL((uintptr_t)spare % VSCHED__HUGE_BYTES, 0);
+    /* ... and left alone while that chunk is less than half used ... */
+    while ((char *)a.at < (const char *)cur + VSCHED__HUGE_BYTES / 4)
+        CU_ASSERT_PTR_NOT_NULL_FATAL(vsched__arena_alloc(&a, 1000));
+    struct timespec ms = {0, 50000000};
+    nanosleep(&ms, NULL);
+    CU_ASSERT_EQUAL(resident(spare, VSCHED__HUGE_BYTES), 0);
+    /* ... and faulted in once it is. */
+    while ((char *)a.at < (const char *)cur + VSCHED__HUGE_BYTES / 2)
+        CU_ASSERT_PTR_NOT_NULL_FATAL(vsched__arena_alloc(&a, 1000));
     if (!pager_disabled())
         CU_ASSERT(wait_resident(spare, VSCHED__HUGE_BYTES));
     /* The next growth takes the spare and maps a new one. */
-    const vsched__chunk *cur = a.chunks;
     while (a.chunks == cur)
         CU_ASSERT_PTR_NOT_NULL_FATAL(vsched__arena_alloc(&a, 1000));
     CU_ASSERT_PTR_EQUAL(a.chunks, spare);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "pager.h"
 #include "pages.h"
 
 #define ALIGN 16u
@@ -35,11 +36,13 @@ static int grow(vsched__arena *a, size_t n)
     if (n > size - HEADER)
         size = HEADER + n; /* an oversized request: a chunk of its own */
     vsched__chunk *c;
-    if (size == VSCHED__HUGE_BYTES && a->total >= SPARE_AFTER) {
+    int spare = size == VSCHED__HUGE_BYTES && a->total >= SPARE_AFTER;
+    if (spare) {
         c = a->spare != NULL ? a->spare : vsched__pages_alloc(size);
-        /* The next one, faulted in while this one fills; without it
-         * (exhaustion) the next growth maps its own. */
-        a->spare = vsched__pages_alloc_ahead(size);
+        /* The next one, faulted in while this one fills (from its
+         * middle on); without it (exhaustion) the next growth maps its
+         * own. */
+        a->spare = vsched__pages_alloc(size);
     } else {
         c = vsched__pages_alloc(size);
     }
@@ -51,6 +54,8 @@ static int grow(vsched__arena *a, size_t n)
     a->total += size;
     a->at = (char *)c + HEADER;
     a->end = (char *)c + size;
+    a->spare_at = spare && a->spare != NULL ? (uintptr_t)c + size / 2
+                                            : UINTPTR_MAX;
     return 0;
 }
 
@@ -67,6 +72,11 @@ void *vsched__arena_alloc(vsched__arena *a, size_t n)
     }
     void *p = a->at;
     a->at += n;
+    if ((uintptr_t)a->at >= a->spare_at) {
+        /* Half of this chunk is used: the next one is needed soon. */
+        a->spare_at = UINTPTR_MAX;
+        vsched__pager_ahead(a->spare, VSCHED__HUGE_BYTES);
+    }
     return p; /* chunks come zeroed and are never reused */
 }
 

@@ -12,10 +12,11 @@
  * chunk of its own. Memory is 16-byte aligned and zeroed.
  *
  * Once the arena holds 8 MiB it keeps a spare huge page: the chunk after
- * the current one, mapped in advance and handed to the pager (pager.h),
- * so that the thread filling the arena finds its next chunk faulted in.
- * The price is one huge page more per large arena (2 bytes a file at a
- * million files).
+ * the current one, mapped in advance and handed to the pager (pager.h)
+ * once the current chunk is half full, so that the thread filling the
+ * arena finds its next chunk faulted in. The price: an arena that stops
+ * growing past the middle of its last chunk holds one huge page more
+ * (2 bytes a file at a million files).
  *
  * Thread-safety: none; the owning table's lock guards its arena.
  */
@@ -23,6 +24,7 @@
 #define VSCHED_LIB_ARENA_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* A chunk's header; its space follows, 16-byte aligned. */
 typedef struct vsched__chunk {
@@ -36,11 +38,14 @@ typedef struct vsched__arena {
     size_t next_size;             /* the next chunk's size */
     size_t total;                 /* bytes of all its chunks */
     void *spare;                  /* the next huge chunk, or NULL */
+    uintptr_t spare_at; /* past this address of the current chunk the
+                           spare is queued to the pager; UINTPTR_MAX
+                           once it is (or when there is none) */
 } vsched__arena;
 
 #define VSCHED__ARENA_INIT                                                    \
     {                                                                         \
-        NULL, NULL, NULL, 0, 0, NULL                                          \
+        NULL, NULL, NULL, 0, 0, NULL, UINTPTR_MAX                             \
     }
 
 /* n zeroed bytes, 16-byte aligned, valid until vsched__arena_fini; NULL

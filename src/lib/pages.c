@@ -77,7 +77,7 @@ void *vsched__table_alloc(size_t cap)
 {
     if (cap > SIZE_MAX / sizeof(void *))
         return NULL;
-    return vsched__pages_alloc_ahead(cap * sizeof(void *));
+    return vsched__pages_alloc(cap * sizeof(void *));
 }
 
 void vsched__table_free(void *t, size_t cap)

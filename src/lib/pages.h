@@ -33,7 +33,7 @@
  * VSCHED__HUGE_MIN and above); NULL on exhaustion. */
 void *vsched__pages_alloc(size_t bytes);
 /* vsched__pages_alloc, for a block about to be written whole (a batch's
- * handles, a table to be filled): a block of VSCHED__HUGE_MIN or more is
+ * handles, its scratch arrays): a block of VSCHED__HUGE_MIN or more is
  * queued to be faulted in by the pager (pager.h) meanwhile. */
 void *vsched__pages_alloc_ahead(size_t bytes);
 /* Free a block of vsched__pages_alloc, given the same `bytes` (the pager
@@ -41,8 +41,9 @@ void *vsched__pages_alloc_ahead(size_t bytes);
 void vsched__pages_free(void *p, size_t bytes);
 
 /* A zeroed table of `cap` pointer slots (the name tables, the id index),
- * through vsched__pages_alloc_ahead (a table is filled as soon as it is
- * made: a growth moves every entry into it); freed with vsched__table_free and the same
+ * through vsched__pages_alloc (not ahead: the id index of a batch's
+ * nodes fills its slots in runs and leaves whole pages of a table made
+ * for the batch untouched, 8 MB at a million files); freed with vsched__table_free and the same
  * cap. */
 void *vsched__table_alloc(size_t cap);
 void vsched__table_free(void *t, size_t cap);
