@@ -9,7 +9,7 @@
  * pages for the thread that binds the batch (the batch's handles, file
  * objects and names) and for the driver that admits it (the node slabs),
  * while the other core idled. A block that will be written soon -- an
- * arena's next chunk, a batch's block, a table about to be filled -- is
+ * arena's next chunk, a batch's block and its scratch arrays -- is
  * queued here, and the pager thread faults it in (MADV_POPULATE_WRITE:
  * the kernel maps the pages as a write would, without writing), so the
  * thread that fills the block finds its pages mapped. The block's
