@@ -9,8 +9,9 @@
  *   - a block not queued is left alone: the pager touches only what it is
  *     given, so a plain huge block stays unmapped until written;
  *   - a block freed while queued is forgotten: its queued parts are
- *     counted as forgotten, not faulted, and blocks mapped afterwards at
- *     the same addresses stay unmapped;
+ *     counted as forgotten, not faulted, blocks mapped afterwards at the
+ *     same addresses stay unmapped, and its places in the queue are free
+ *     again (a live block queued behind many freed ones is faulted in);
  *   - an arena past 8 MiB keeps one spare huge chunk, faulted in once
  *     the chunk before it is half used (not before), and its next growth
  *     takes that spare;
@@ -19,7 +20,8 @@
  *     none held (or VSCHED_PAGER=0) nothing is faulted in;
  *   - holding and releasing from many threads at once, with blocks queued
  *     and freed meanwhile, neither hangs nor leaves a thread behind;
- *   - a forked child can use and free blocks, and start its own pager.
+ *   - a forked child can use and free blocks, and start its own pager,
+ *     also after releasing the holds it inherited.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -139,7 +141,7 @@ static void a_queued_block_is_faulted_in_and_an_unqueued_one_is_not(void)
 {
     if (pager_disabled())
         return; /* the VSCHED_PAGER=0 pass checks the other side below */
-    vsched__pager_hold();
+    unsigned hold = vsched__pager_hold();
     size_t len = 4 * VSCHED__HUGE_BYTES + 12345;
     size_t steps0;
     vsched__pager_counts(&steps0, NULL);
@@ -161,14 +163,14 @@ static void a_queued_block_is_faulted_in_and_an_unqueued_one_is_not(void)
     CU_ASSERT_EQUAL(resident(plain, len), 0);
     vsched__pages_free(plain, len);
     vsched__pages_free(ahead, len);
-    vsched__pager_release();
+    vsched__pager_release(hold);
 }
 
 static void a_block_freed_while_queued_is_forgotten(void)
 {
     if (pager_disabled())
         return;
-    vsched__pager_hold();
+    unsigned hold = vsched__pager_hold();
     enum {
         BLOCKS = 64
     };
@@ -213,12 +215,35 @@ static void a_block_freed_while_queued_is_forgotten(void)
         vsched__pages_free(b[i], len);
     }
     CU_ASSERT_EQUAL(touched, 0);
-    vsched__pager_release();
+    vsched__pager_release(hold);
+}
+
+static void forgotten_parts_leave_room_in_the_queue(void)
+{
+    if (pager_disabled())
+        return;
+    unsigned hold = vsched__pager_hold();
+    wait_drained();
+    /* More blocks queued and freed, while the pager takes nothing, than
+     * its queue has places: each forget gives its place back ... */
+    vsched__pager_pause(1);
+    for (int i = 0; i < 600; i++) {
+        void *b = vsched__pages_alloc_ahead(VSCHED__HUGE_BYTES);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+        vsched__pages_free(b, VSCHED__HUGE_BYTES);
+    }
+    /* ... so a live block queued behind them is faulted in. */
+    void *live = vsched__pages_alloc_ahead(VSCHED__HUGE_BYTES);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(live);
+    vsched__pager_pause(0);
+    CU_ASSERT(wait_resident(live, VSCHED__HUGE_BYTES));
+    vsched__pages_free(live, VSCHED__HUGE_BYTES);
+    vsched__pager_release(hold);
 }
 
 static void a_large_arena_keeps_one_spare_chunk_faulted_in(void)
 {
-    vsched__pager_hold();
+    unsigned hold = vsched__pager_hold();
     vsched__arena a = VSCHED__ARENA_INIT;
     /* Below 8 MiB: no spare. */
     while (a.total < ((size_t)6 << 20))
@@ -250,7 +275,7 @@ static void a_large_arena_keeps_one_spare_chunk_faulted_in(void)
     CU_ASSERT_PTR_NOT_EQUAL(a.spare, spare);
     vsched__arena_fini(&a); /* frees the spare too (ASan: no leak) */
     CU_ASSERT_PTR_NULL(a.spare);
-    vsched__pager_release();
+    vsched__pager_release(hold);
 }
 
 static void a_scheduler_holds_the_pager_while_it_lives(void)
@@ -295,7 +320,7 @@ static void *hold_churn(void *arg)
 {
     unsigned seed = (unsigned)(uintptr_t)arg;
     for (int i = 0; i < 200; i++) {
-        vsched__pager_hold();
+        unsigned hold = vsched__pager_hold();
         size_t len = VSCHED__HUGE_MIN + (size_t)(rand_r(&seed) % 4) *
                                             VSCHED__HUGE_BYTES;
         void *b = vsched__pages_alloc_ahead(len);
@@ -304,7 +329,7 @@ static void *hold_churn(void *arg)
         if (rand_r(&seed) % 3 == 0)
             sched_yield();
         vsched__pages_free(b, len);
-        vsched__pager_release();
+        vsched__pager_release(hold);
     }
     return NULL;
 }
@@ -326,7 +351,7 @@ static void holding_and_releasing_from_many_threads_leaves_no_thread(void)
 
 static void a_forked_child_uses_blocks_and_starts_its_own_pager(void)
 {
-    vsched__pager_hold();
+    unsigned parent_hold = vsched__pager_hold();
     void *b = vsched__pages_alloc_ahead(8 * VSCHED__HUGE_BYTES);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     pid_t pid = fork();
@@ -340,19 +365,24 @@ static void a_forked_child_uses_blocks_and_starts_its_own_pager(void)
          * fork: the free above is what this pass checks. */
         _exit(0);
 #endif
-        vsched__pager_hold();
+        /* The parent's hold (a scheduler the child inherited) released
+         * here, twice, is not one of the child's: its own hold still
+         * starts a pager. */
+        vsched__pager_release(parent_hold);
+        vsched__pager_release(parent_hold);
+        unsigned hold = vsched__pager_hold();
         void *c = vsched__pages_alloc_ahead(VSCHED__HUGE_BYTES);
         int ok = c != NULL &&
                  (pager_disabled() || wait_resident(c, VSCHED__HUGE_BYTES));
         vsched__pages_free(c, VSCHED__HUGE_BYTES);
-        vsched__pager_release();
+        vsched__pager_release(hold);
         _exit(ok ? 0 : 1);
     }
     int st = 0;
     CU_ASSERT_EQUAL(waitpid(pid, &st, 0), pid);
     CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     vsched__pages_free(b, 8 * VSCHED__HUGE_BYTES);
-    vsched__pager_release();
+    vsched__pager_release(parent_hold);
 }
 
 static const vr_cu_test tests[] = {
@@ -360,6 +390,8 @@ static const vr_cu_test tests[] = {
      a_queued_block_is_faulted_in_and_an_unqueued_one_is_not},
     {"a_block_freed_while_queued_is_forgotten",
      a_block_freed_while_queued_is_forgotten},
+    {"forgotten_parts_leave_room_in_the_queue",
+     forgotten_parts_leave_room_in_the_queue},
     {"a_large_arena_keeps_one_spare_chunk_faulted_in",
      a_large_arena_keeps_one_spare_chunk_faulted_in},
     {"a_scheduler_holds_the_pager_while_it_lives",

@@ -375,7 +375,8 @@ struct vsched {
     vsched__inbox inbox; /* own lock, rank 4 */
     pthread_t driver;
     int driver_started;
-    int pager_held; /* vsched__pager_hold, released at destroy */
+    unsigned pager_hold; /* vsched__pager_hold's, released at destroy
+                            (0: not held) */
 
     /* serial_*: taken around each plugin call when the plugin is not
      * thread-safe (rank 3, leaf apart from plugin code). */

@@ -22,7 +22,7 @@
 
 typedef struct part {
     char *p;
-    size_t len; /* 0: forgotten, skipped */
+    size_t len;
 } part;
 
 /* lock: guards everything in pg. Rank: a leaf (pager.h); taken under
@@ -56,6 +56,9 @@ static struct {
  * which hold no other lock of the library. */
 static pthread_mutex_t life = PTHREAD_MUTEX_INITIALIZER;
 static unsigned users;
+/* Bumped in a forked child: holds taken before the fork (by schedulers
+ * the child inherited) are not the child's pager's users. */
+static unsigned generation = 1;
 static pthread_t thread;
 static int joinable;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -70,10 +73,11 @@ static void child_after_fork(void)
     pg.head = pg.n = 0;
     pg.busy = NULL;
     pg.busy_len = 0;
-    pg.running = pg.stop = 0;
+    pg.running = pg.stop = pg.paused = 0;
     pthread_mutex_init(&life, NULL);
     users = 0;
     joinable = 0;
+    generation++;
 }
 
 static void register_atfork(void)
@@ -81,26 +85,21 @@ static void register_atfork(void)
     (void)pthread_atfork(NULL, NULL, child_after_fork);
 }
 
-/* Lock held: the oldest queued part that is not forgotten, or 0. */
+/* Lock held: take the oldest queued part; 0 when there is none. */
 static int pop(part *out)
 {
-    while (pg.n > 0) {
-        part pt = pg.q[pg.head];
-        pg.head = (pg.head + 1) % QUEUE;
-        pg.n--;
-        if (pt.len > 0) {
-            *out = pt;
-            return 1;
-        }
-    }
-    return 0;
+    if (pg.n == 0)
+        return 0;
+    *out = pg.q[pg.head];
+    pg.head = (pg.head + 1) % QUEUE;
+    pg.n--;
+    return 1;
 }
 
 /* Lock held: forget every queued part. */
 static void drop_queue(void)
 {
-    for (size_t i = 0; i < pg.n; i++)
-        pg.forgotten += pg.q[(pg.head + i) % QUEUE].len > 0;
+    pg.forgotten += pg.n;
     pg.n = 0;
 }
 
@@ -176,10 +175,11 @@ static int disabled_by_env(void)
     return v != NULL && strcmp(v, "0") == 0;
 }
 
-void vsched__pager_hold(void)
+unsigned vsched__pager_hold(void)
 {
     pthread_once(&atfork_once, register_atfork);
     pthread_mutex_lock(&life);
+    unsigned held = generation;
     if (users++ == 0 && !joinable && !disabled_by_env()) {
         pthread_mutex_lock(&pg.lock);
         pg.stop = 0;
@@ -205,11 +205,17 @@ void vsched__pager_hold(void)
         }
     }
     pthread_mutex_unlock(&life);
+    return held;
 }
 
-void vsched__pager_release(void)
+void vsched__pager_release(unsigned held)
 {
     pthread_mutex_lock(&life);
+    if (held != generation) {
+        /* Held before a fork, released in the child: not a user here. */
+        pthread_mutex_unlock(&life);
+        return;
+    }
     if (--users == 0 && joinable) {
         pthread_mutex_lock(&pg.lock);
         pg.stop = 1;
@@ -238,14 +244,19 @@ void vsched__pager_forget(void *p, size_t len)
     uintptr_t lo = (uintptr_t)p, hi = lo + len;
     pthread_mutex_lock(&pg.lock);
     /* Parts of a block stay inside it: a part starting in the range is
-     * one of its own. */
+     * one of its own. Its place is given back at once (the rest keep
+     * their order): a block freed soon after it was queued must not
+     * hold a place a live one needs. */
+    size_t kept = 0;
     for (size_t i = 0; i < pg.n; i++) {
-        part *pt = &pg.q[(pg.head + i) % QUEUE];
-        if (pt->len > 0 && (uintptr_t)pt->p >= lo && (uintptr_t)pt->p < hi) {
-            pt->len = 0;
+        part pt = pg.q[(pg.head + i) % QUEUE];
+        if ((uintptr_t)pt.p >= lo && (uintptr_t)pt.p < hi) {
             pg.forgotten++;
+            continue;
         }
+        pg.q[(pg.head + kept++) % QUEUE] = pt;
     }
+    pg.n = kept;
     while (pg.busy != NULL && (uintptr_t)pg.busy >= lo &&
            (uintptr_t)pg.busy < hi)
         pthread_cond_wait(&pg.step_done, &pg.lock);

@@ -34,12 +34,14 @@
 #include <stddef.h>
 
 /* Count one user of the pager (vsched_create); the first starts it.
- * Always paired with vsched__pager_release. */
-void vsched__pager_hold(void);
+ * Returns the hold, which vsched__pager_release is given back. */
+unsigned vsched__pager_hold(void);
 
-/* Drop one user (vsched_destroy); the last stops the thread and waits
- * for it. Never called on the pager's own thread. */
-void vsched__pager_release(void);
+/* Drop the user `held` (vsched_destroy); the last stops the thread and
+ * waits for it. A hold taken before a fork(), released in the child, is
+ * ignored there: the child's pager has users of its own. Never called on
+ * the pager's own thread. */
+void vsched__pager_release(unsigned held);
 
 /* Queue [p, p + len) -- part of a block mapped by vsched__pages_alloc --
  * to be faulted in. A no-op without a pager, or when the queue is full

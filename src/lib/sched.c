@@ -172,8 +172,7 @@ int vsched_create(vsched **out, const vsched_options *opts)
         free(s);
         return VSCHED_ENOMEM;
     }
-    vsched__pager_hold(); /* released by vsched_destroy */
-    s->pager_held = 1;
+    s->pager_hold = vsched__pager_hold(); /* released by vsched_destroy */
     /* Critical sections are short and frequent: spin a little before
      * sleeping on the lock. */
     pthread_mutexattr_t attr;
@@ -293,10 +292,10 @@ void vsched_destroy(vsched *s)
     pthread_mutex_destroy(&s->serial_executor);
     pthread_mutex_destroy(&s->serial_loader);
     pthread_mutex_destroy(&s->lock);
-    int pager = s->pager_held;
+    unsigned pager = s->pager_hold;
     free(s);
-    if (pager)
-        vsched__pager_release(); /* the last one joins the pager */
+    if (pager != 0)
+        vsched__pager_release(pager); /* the last one joins the pager */
 }
 
 /* ---- handles -------------------------------------------------------------------- */
