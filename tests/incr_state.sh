@@ -16,9 +16,11 @@ mktree "$S" --seed 5 --files 12 --headers 6 --dirs 2 --funcs 2 ||
 all=$(sort "$S/tree/sources.txt")
 db="$S/state/state.db"
 # The compiler: cc after a pause read from $S/delay (0 unless a test needs
-# a run to last), so its bytes and identity never change.
-printf '#!/bin/sh\nif [ "$1" = --version ]; then echo "delaycc 1"; exit 0; fi\n: >"%s/compiling"\nsleep "$(cat "%s/delay")"\nexec cc "$@"\n' \
-    "$S" "$S" >"$S/delaycc"
+# a run to last), and not before $S/hold is gone (a run that must hold
+# the state until the test lets it go, however slow the machine), so its
+# bytes and identity never change.
+printf '#!/bin/sh\nif [ "$1" = --version ]; then echo "delaycc 1"; exit 0; fi\n: >"%s/compiling"\nwhile [ -e "%s/hold" ]; do sleep 0.05; done\nsleep "$(cat "%s/delay")"\nexec cc "$@"\n' \
+    "$S" "$S" "$S" >"$S/delaycc"
 chmod +x "$S/delaycc"
 echo 0 >"$S/delay"
 sed -i "s|^plugin = cc\$|plugin = cc\ncompiler = $S/delaycc|" "$S/b.ini"
@@ -78,6 +80,10 @@ echo 0.4 >"$S/delay"
 edit_code "$S/tree/include/l1/h000.h"
 want=$(includers "$S" include/l1/h000.h)
 rm -f "$S/compiling"
+# The first run holds the state until every check of another run that
+# needs it held is done: under a loaded sanitizer run, those took longer
+# than the first run's compiles, which then let the fourth run in.
+: >"$S/hold"
 start_bg "$S" first
 first_bg=$BG
 wait_for "$S/compiling"
@@ -139,6 +145,7 @@ wait "$fourth_bg"
 check "SIGINT while waiting for the lock: exit 130" test $? -eq 130
 check "... saying nothing was built" \
     grep -q "^vsched-run: interrupted before anything was built$" "$S/fourth.out"
+rm -f "$S/hold"
 wait "$first_bg"
 check "the first run finishes (exit 0)" test $? -eq 0
 wait "$second_bg"
