@@ -12,7 +12,6 @@
  * A hang fails the test (_exit(3)) with what hung; VSCHED_TEST_PAUSE=1
  * keeps the process instead, for a debugger.
  */
-#include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -27,6 +26,7 @@
 
 #include "cu.h"
 #include "memfs.h"
+#include "threads.h"
 
 int vsched__test_handle_done(vsched_handle *h);
 size_t vsched__test_ready(vsched *s, int cpu);
@@ -45,25 +45,7 @@ static void sleep_ms(int ms)
  * while any scheduler lives (src/lib/pager.h), not one world's. */
 static int n_tasks(void)
 {
-    DIR *d = opendir("/proc/self/task");
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[300], comm[32] = "";
-        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-        FILE *f = fopen(path, "r");
-        int pager = 0;
-        if (f != NULL) {
-            pager = fgets(comm, sizeof comm, f) != NULL &&
-                    strncmp(comm, "vsched-pager", 12) == 0;
-            fclose(f);
-        }
-        n += !pager;
-    }
-    closedir(d);
-    return n;
+    return vr_threads(VR_PAGER_THREAD, 0);
 }
 
 /* The thread count once the threads an earlier test left are gone (a

@@ -26,7 +26,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dirent.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,6 +45,7 @@
 #include "cu.h"
 #include "pager.h"
 #include "pages.h"
+#include "threads.h"
 
 /* Pages of [p, p + len) the kernel has mapped. */
 static size_t resident(const void *p, size_t len)
@@ -102,26 +102,7 @@ static int pager_disabled(void)
 /* Threads of this process named "vsched-pager". */
 static int pager_threads(void)
 {
-    DIR *d = opendir("/proc/self/task");
-    if (d == NULL)
-        return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[300], comm[64] = "";
-        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-        FILE *f = fopen(path, "r");
-        if (f == NULL)
-            continue;
-        if (fgets(comm, sizeof comm, f) != NULL &&
-            strncmp(comm, "vsched-pager", 12) == 0)
-            n++;
-        fclose(f);
-    }
-    closedir(d);
-    return n;
+    return vr_threads(VR_PAGER_THREAD, 1);
 }
 
 /* Poll (up to 2 s) until the pager threads number want: a joined thread
